@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what rivet's build, tests and benchmarks need, and nothing when all of it is there.
+# Idempotent and quiet: prints only what it installs.
+set -euo pipefail
+
+# Debian packages: the command or file that proves each one is present.
+declare -A need=(
+  [cmake]=/usr/bin/cmake
+  [ninja-build]=/usr/bin/ninja
+  [g++]=/usr/bin/g++
+  [pkg-config]=/usr/bin/pkg-config
+  [nlohmann-json3-dev]=/usr/include/nlohmann/json.hpp
+  [libgmp-dev]=/usr/include/x86_64-linux-gnu/gmp.h
+  [libgtest-dev]=/usr/include/gtest/gtest.h
+  [clang]=/usr/bin/clang++
+  [libclang-rt-14-dev]=/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+  [clang-format]=/usr/bin/clang-format
+  [curl]=/usr/bin/curl
+  [wrk]=/usr/bin/wrk
+  [nginx-light]=/usr/sbin/nginx
+  [procps]=/usr/bin/ps
+  [util-linux]=/usr/bin/taskset
+)
+
+missing=()
+for pkg in "${!need[@]}"; do
+  [ -e "${need[$pkg]}" ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # nginx-light's package starts a system nginx on port 80; the benchmarks run their own.
+  if [ -x /usr/sbin/nginx ] && command -v systemctl >/dev/null 2>&1; then
+    $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
+fi
+
+# Python test client: pytest (the e2e tests use only the standard library besides it).
+if ! python3 -c 'import pytest' >/dev/null 2>&1; then
+  echo "setup: installing pytest"
+  python3 -m pip install -q pytest
+fi
