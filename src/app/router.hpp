@@ -4,6 +4,18 @@
 // and a final wildcard ("/files/*path", the rest of the path, possibly empty, without the leading
 // slash). Static beats parameter beats wildcard at every level, whatever the order of
 // registration. Lookups allocate nothing: parameters are views into the looked-up path.
+//
+// Matching rules:
+// - Trailing slashes are exact: "/hello/" and "/hello" are different routes.
+// - A parameter matches one non-empty segment: "/users/:id" does not match "/users/".
+// - "/files/*path" matches "/files/" (path "") and "/files/a/b" (path "a/b"), not "/files".
+// - ':' and '*' are special only at the start of a segment ("/v1/x:run" is static); parameter
+//   names are [A-Za-z0-9_]+ and unique within a pattern. Patterns with different parameter names
+//   but the same shape ("/u/:id", "/u/:name") share one tree node, so the same method on both is
+//   a duplicate; different methods may use different names.
+// - When a higher-priority branch matches the path but has no route for the method, the search
+//   backtracks: GET "/a/b/c" and POST "/a/:x/d" give POST "/a/b/d" the second route.
+// - HEAD is served by the GET route of the first (highest-priority) route end that has either.
 #pragma once
 
 #include <cstdint>
@@ -35,18 +47,22 @@ struct RouteParams {
 
 // Bit set of methods, for the Allow header of a 405.
 using MethodSet = uint16_t;
-constexpr MethodSet method_bit(Method m) { return MethodSet(1u << static_cast<unsigned>(m)); }
+constexpr MethodSet method_bit(Method m) {
+    return MethodSet(1u << static_cast<unsigned>(m));
+}
 
 // The router stores route ids; the App keeps the handlers in a vector indexed by them.
 using RouteId = uint32_t;
 
 class Router {
-public:
+  public:
     struct Match {
         enum Kind : uint8_t { Found, NotFound, MethodNotAllowed } kind = NotFound;
-        RouteId route = 0;               // Found
-        MethodSet allowed = 0;           // MethodNotAllowed (and Found): methods the path has
-        RouteParams params;              // Found
+        RouteId route = 0;  // Found
+        // MethodNotAllowed: the methods of every route end matching the path (the Allow header).
+        // Found: the methods of the matched route end only. Both include HEAD when GET is there.
+        MethodSet allowed = 0;
+        RouteParams params;  // Found; views into the path (values) and the router (names)
     };
 
     Router();
@@ -55,16 +71,18 @@ public:
     Router& operator=(Router&&) noexcept;
 
     // Registers `route` for `method` on `pattern`. Throws std::invalid_argument on a malformed
-    // pattern (no leading '/', empty parameter name, wildcard not last, more than
-    // RouteParams::kMax parameters) or on a duplicate (method, pattern).
+    // pattern (no leading '/', empty or invalid parameter name, wildcard not last, more than
+    // RouteParams::kMax parameters and wildcard together, a space, control byte, '?' or '#') or
+    // on a duplicate (method, pattern); the router is unchanged then. The id ~0u is reserved.
     void add(Method method, std::string_view pattern, RouteId route);
 
     // Looks up `path` (already percent-decoded by the caller, or not: the router does not care).
     // A HEAD request falls back to the GET route when no HEAD route exists.
     Match find(Method method, std::string_view path) const;
 
-private:
+  private:
     struct Node;
+    struct Search;
     std::unique_ptr<Node> root_;
 };
 
