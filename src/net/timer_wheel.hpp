@@ -33,7 +33,9 @@ private:
     Timer* prev_ = nullptr;
     Timer* next_ = nullptr;
     uint64_t deadline_ = 0;
-    bool linked_ = false;
+    // Tick of the slot the timer sits in; 0 = not linked. Can be earlier than the deadline's tick
+    // (lazy re-arm), never later than the first tick that can honour it.
+    uint64_t tick_ = 0;
 };
 
 class TimerWheel {
@@ -59,11 +61,15 @@ public:
     size_t size() const { return armed_; }  // timers armed
 
 private:
-    void link(Timer& t);
+    uint64_t tick_for(uint64_t deadline) const;
+    void link(Timer& t, uint64_t tick);
     void unlink(Timer& t);
 
-    std::vector<Timer*> slots_;  // heads of doubly-linked lists
+    std::vector<Timer*> slots_;       // heads of doubly-linked lists
+    std::vector<uint64_t> occupied_;  // bit per slot: non-empty, so next_timeout_ms() skips gaps
+    Timer* pending_ = nullptr;        // slot list detached by advance(), still being processed
     uint64_t tick_ms_;
+    uint64_t mask_;
     uint64_t now_;
     uint64_t current_tick_;  // last tick processed
     size_t armed_ = 0;
