@@ -1,0 +1,78 @@
+// rivet::App: routes, handlers and the server that runs them.
+//
+//   rivet::App app;
+//   app.get("/hello", [](rivet::Request&, rivet::Response& res) { res.text("Hello, World!"); });
+//   app.post("/render", render_pdf).offload();   // runs on the worker pool, not on an I/O loop
+//   app.run({.port = 8080});                    // Ctrl-C drains and returns
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <rivet/request.hpp>
+#include <rivet/response.hpp>
+
+#include "engine/server_config.hpp"
+
+namespace rivet {
+
+using Handler = std::function<void(Request&, Response&)>;
+
+struct RunOptions {
+    std::string host = "0.0.0.0";
+    uint16_t port = 8080;
+    unsigned threads = 0;     // I/O loops; 0 = one per core
+    unsigned workers = 0;     // worker pool for offloaded routes; 0 = one per core
+    size_t queue = 1024;      // offloaded requests waiting for a worker; past it: 503
+    unsigned retry_after_s = 1;  // Retry-After of that 503
+    engine::ServerConfig server;  // limits and timeouts (host, port and threads above win)
+    bool quiet = false;          // no "listening on" line
+};
+
+class App {
+public:
+    // Options of one route, returned by get(), post(), ...
+    class Route {
+    public:
+        // Runs the handler on the worker pool, not on the I/O loop: for CPU-heavy work.
+        Route& offload(bool on = true);
+        // Offloads only the requests for which `heavy` says so (e.g. a large input); the
+        // predicate runs on the I/O loop and must be cheap.
+        Route& offload_when(std::function<bool(const Request&)> heavy);
+
+    private:
+        friend class App;
+        Route(App& app, uint32_t id) : app_(app), id_(id) {}
+        App& app_;
+        uint32_t id_;
+    };
+
+    App();
+    ~App();
+    App(const App&) = delete;
+    App& operator=(const App&) = delete;
+
+    Route get(std::string_view pattern, Handler handler);
+    Route post(std::string_view pattern, Handler handler);
+    Route put(std::string_view pattern, Handler handler);
+    Route patch(std::string_view pattern, Handler handler);
+    Route del(std::string_view pattern, Handler handler);
+    Route route(Method method, std::string_view pattern, Handler handler);
+
+    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return. Throws
+    // std::runtime_error when the address cannot be bound.
+    void run(const RunOptions& options = {});
+
+    // For embedding and tests: start without taking over signals, then stop().
+    uint16_t start(const RunOptions& options);  // returns the bound port
+    void stop();                                // drains and waits
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rivet

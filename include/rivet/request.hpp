@@ -1,0 +1,70 @@
+// rivet::Request: what a handler sees of a request. Strings are views: into the connection's
+// buffer for inline handlers (valid until the handler returns), into the request's own copy for
+// offloaded ones (valid for the Request's lifetime).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/router.hpp"
+#include "http/request_parser.hpp"
+
+namespace rivet::engine {
+class Exchange;
+}
+
+namespace rivet {
+
+using http::Method;
+
+class Request {
+public:
+    Request(const http::RequestHead& head, std::string_view body, const app::RouteParams& params,
+            const engine::Exchange* exchange = nullptr);
+
+    Method method() const { return head_.method; }
+    std::string_view method_name() const { return head_.method_name; }
+    std::string_view target() const { return head_.target; }  // as sent
+    std::string_view path() const { return head_.path; }      // without the query
+    std::string_view query_string() const { return head_.query; }
+    int version_minor() const { return head_.version_minor; }  // HTTP/1.<minor>
+    std::string_view body() const { return body_; }
+    const std::string& peer_address() const;  // "127.0.0.1", "::1"; "" when unknown
+
+    // Header fields, case-insensitive; first match, or "" when absent.
+    std::string_view header(std::string_view name) const;
+    bool has_header(std::string_view name) const;
+    std::span<const http::Header> headers() const { return head_.headers; }
+
+    // Route parameters (":id" and "*rest" of the matched pattern), "" when absent.
+    std::string_view param(std::string_view name) const { return params_.get(name); }
+
+    // Decoded query parameters ("+" is a space); the first value of a repeated key.
+    std::optional<std::string> query(std::string_view key) const;
+    const std::vector<std::pair<std::string, std::string>>& query_params() const;
+
+    // The body parsed as JSON; throws nlohmann::json::parse_error when it is not.
+    nlohmann::json json() const;
+
+    // A copy that owns its bytes, for work that outlives the connection's buffer (offload).
+    Request detach() const;
+
+private:
+    struct Owned;
+    http::RequestHead head_;
+    std::string_view body_;
+    app::RouteParams params_;
+    const engine::Exchange* exchange_;  // formats the peer address on demand; null when detached
+    mutable std::string peer_;
+    std::shared_ptr<Owned> owned_;  // set on detached copies
+    mutable std::shared_ptr<std::vector<std::pair<std::string, std::string>>> query_;
+};
+
+}  // namespace rivet

@@ -1,0 +1,77 @@
+// rivet::Response: an HTTP response as a plain value (status, fields, body), filled by a handler
+// and serialized by the server. Nothing here knows about sockets or threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rivet {
+
+// Produces a streamed body piece by piece: append the next piece to `out` and return true while
+// more follows; return false when done (anything appended on that call is still sent).
+using BodyProducer = std::function<bool(std::string& out)>;
+
+class Response {
+public:
+    Response() = default;
+    explicit Response(int status) : status_(status) {}
+
+    int status() const { return status_; }
+    Response& status(int code);  // throws std::invalid_argument outside 100..599
+
+    // Body setters; each sets the matching Content-Type.
+    Response& text(std::string_view body);  // text/plain; charset=utf-8
+    Response& html(std::string_view body);  // text/html; charset=utf-8
+    Response& json(const nlohmann::json& value);  // application/json
+    Response& body(std::string_view body, std::string_view content_type);
+    Response& body(std::string&& body, std::string_view content_type);
+    const std::string& body() const { return body_; }
+    std::string& mutable_body() { return body_; }
+
+    // The Content-Type: a static literal for the common types (no copy per response), or a
+    // string of its own when set at run time.
+    std::string_view content_type() const { return own_type_.empty() ? static_type_ : own_type_; }
+    Response& content_type(std::string_view type);
+
+    // Adds a field, serialized in order. Throws std::invalid_argument if the name is not a
+    // token, the value holds CR, LF or NUL (response splitting), or the field is one the server
+    // owns (Content-Length, Transfer-Encoding, Date). "Connection: close" ends the connection
+    // after this response; "Content-Type" replaces the type.
+    Response& header(std::string_view name, std::string_view value);
+    const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
+    std::string_view header(std::string_view name) const;  // first match, "" if none
+
+    // Streaming: the body comes from `producer`, sent with chunked coding (HTTP/1.1) or until
+    // the connection closes (HTTP/1.0). The producer runs on the connection's I/O loop each time
+    // the socket can take more, so it must not block.
+    Response& stream(BodyProducer producer, std::string_view content_type);
+    const std::shared_ptr<BodyProducer>& producer() const { return producer_; }
+
+    bool close_connection() const { return close_; }
+    Response& close_connection(bool close) {
+        close_ = close;
+        return *this;
+    }
+
+private:
+    void set_static_type(std::string_view literal) {
+        static_type_ = literal;
+        own_type_.clear();
+    }
+
+    int status_ = 200;
+    bool close_ = false;
+    std::string body_;
+    std::string_view static_type_;
+    std::string own_type_;
+    std::vector<std::pair<std::string, std::string>> headers_;
+    std::shared_ptr<BodyProducer> producer_;
+};
+
+}  // namespace rivet

@@ -1,0 +1,6 @@
+// rivet: a fast HTTP/1.1 server and C++20 framework. One include for the whole API.
+#pragma once
+
+#include <rivet/app.hpp>
+#include <rivet/request.hpp>
+#include <rivet/response.hpp>

@@ -1,0 +1,93 @@
+#include <rivet/request.hpp>
+
+#include "app/query.hpp"
+#include "engine/exchange.hpp"
+
+namespace rivet {
+
+// The bytes of a detached request: one string for every view, plus its own header array.
+struct Request::Owned {
+    std::string arena;
+    std::vector<http::Header> headers;
+};
+
+Request::Request(const http::RequestHead& head, std::string_view body,
+                 const app::RouteParams& params, const engine::Exchange* exchange)
+    : head_(head), body_(body), params_(params), exchange_(exchange) {}
+
+const std::string& Request::peer_address() const {
+    if (peer_.empty() && exchange_) peer_ = exchange_->peer_address();
+    return peer_;
+}
+
+std::string_view Request::header(std::string_view name) const {
+    for (const auto& h : head_.headers)
+        if (http::iequals(h.name, name)) return h.value;
+    return {};
+}
+
+bool Request::has_header(std::string_view name) const {
+    for (const auto& h : head_.headers)
+        if (http::iequals(h.name, name)) return true;
+    return false;
+}
+
+const std::vector<std::pair<std::string, std::string>>& Request::query_params() const {
+    if (!query_)
+        query_ = std::make_shared<std::vector<std::pair<std::string, std::string>>>(
+            app::parse_query(head_.query));
+    return *query_;
+}
+
+std::optional<std::string> Request::query(std::string_view key) const {
+    for (const auto& [k, v] : query_params())
+        if (k == key) return v;
+    return std::nullopt;
+}
+
+nlohmann::json Request::json() const { return nlohmann::json::parse(body_); }
+
+Request Request::detach() const {
+    Request copy(*this);
+    copy.peer_ = peer_address();
+    copy.exchange_ = nullptr;
+    auto owned = std::make_shared<Owned>();
+
+    size_t total = head_.method_name.size() + head_.target.size() + head_.authority.size() +
+                   body_.size();
+    for (const auto& h : head_.headers) total += h.name.size() + h.value.size();
+    for (size_t i = 0; i < params_.size; ++i)
+        total += params_.names[i].size() + params_.values[i].size();
+    owned->arena.reserve(total);  // no reallocation below: the views stay put
+
+    auto keep = [&](std::string_view v) -> std::string_view {
+        size_t at = owned->arena.size();
+        owned->arena.append(v);
+        return {owned->arena.data() + at, v.size()};
+    };
+    // path and query are pieces of the target; move them along with it.
+    auto inside = [](std::string_view whole, std::string_view part, std::string_view moved) {
+        if (part.empty() || part.data() < whole.data() ||
+            part.data() + part.size() > whole.data() + whole.size())
+            return std::string_view{};
+        return moved.substr(size_t(part.data() - whole.data()), part.size());
+    };
+
+    copy.head_.method_name = keep(head_.method_name);
+    copy.head_.target = keep(head_.target);
+    copy.head_.path = inside(head_.target, head_.path, copy.head_.target);
+    copy.head_.query = inside(head_.target, head_.query, copy.head_.target);
+    copy.head_.authority = keep(head_.authority);
+    owned->headers.reserve(head_.headers.size());
+    for (const auto& h : head_.headers) owned->headers.push_back({keep(h.name), keep(h.value)});
+    copy.head_.headers = owned->headers;
+    for (size_t i = 0; i < params_.size; ++i) {
+        copy.params_.names[i] = keep(params_.names[i]);
+        copy.params_.values[i] = keep(params_.values[i]);
+    }
+    copy.body_ = keep(body_);
+    copy.owned_ = std::move(owned);
+    return copy;
+}
+
+}  // namespace rivet

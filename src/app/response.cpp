@@ -1,0 +1,96 @@
+#include <rivet/response.hpp>
+
+#include <stdexcept>
+
+#include "http/request_parser.hpp"
+
+namespace rivet {
+
+namespace {
+
+bool is_token_char(unsigned char c) {
+    if (c >= '0' && c <= '9') return true;
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+    return std::string_view("!#$%&'*+-.^_`|~").find(char(c)) != std::string_view::npos;
+}
+
+void check_value(std::string_view value, std::string_view what) {
+    for (unsigned char c : value)
+        if (c == '\r' || c == '\n' || c == '\0')
+            throw std::invalid_argument(std::string(what) + " holds CR, LF or NUL");
+}
+
+}  // namespace
+
+Response& Response::status(int code) {
+    if (code < 100 || code > 599)
+        throw std::invalid_argument("invalid status code " + std::to_string(code));
+    status_ = code;
+    return *this;
+}
+
+Response& Response::text(std::string_view body) {
+    body_.assign(body);
+    set_static_type("text/plain; charset=utf-8");
+    return *this;
+}
+
+Response& Response::html(std::string_view body) {
+    body_.assign(body);
+    set_static_type("text/html; charset=utf-8");
+    return *this;
+}
+
+Response& Response::json(const nlohmann::json& value) {
+    body_ = value.dump();
+    set_static_type("application/json");
+    return *this;
+}
+
+Response& Response::body(std::string_view body, std::string_view content_type) {
+    body_.assign(body);
+    return this->content_type(content_type);
+}
+
+Response& Response::body(std::string&& body, std::string_view content_type) {
+    body_ = std::move(body);
+    return this->content_type(content_type);
+}
+
+Response& Response::content_type(std::string_view type) {
+    check_value(type, "Content-Type");
+    own_type_.assign(type);
+    if (own_type_.empty()) static_type_ = {};
+    return *this;
+}
+
+Response& Response::header(std::string_view name, std::string_view value) {
+    if (name.empty()) throw std::invalid_argument("empty header name");
+    for (unsigned char c : name)
+        if (!is_token_char(c))
+            throw std::invalid_argument("invalid header name: " + std::string(name));
+    check_value(value, "header " + std::string(name));
+    if (http::iequals(name, "Content-Type")) return content_type(value);
+    if (http::iequals(name, "Content-Length") || http::iequals(name, "Transfer-Encoding") ||
+        http::iequals(name, "Date"))
+        throw std::invalid_argument(std::string(name) + " is set by the server");
+    if (http::iequals(name, "Connection")) {
+        if (http::iequals(value, "close")) close_ = true;
+        return *this;
+    }
+    headers_.emplace_back(name, value);
+    return *this;
+}
+
+std::string_view Response::header(std::string_view name) const {
+    for (auto& [n, v] : headers_)
+        if (http::iequals(n, name)) return v;
+    return {};
+}
+
+Response& Response::stream(BodyProducer producer, std::string_view content_type) {
+    producer_ = std::make_shared<BodyProducer>(std::move(producer));
+    return this->content_type(content_type);
+}
+
+}  // namespace rivet

@@ -1,0 +1,351 @@
+#include "engine/connection.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/io_thread.hpp"
+
+namespace rivet::engine {
+
+Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer)
+    : owner_(owner), fd_(fd), id_(id) {
+    peer_family_ = uint8_t(peer.ss_family);
+    if (peer.ss_family == AF_INET)
+        std::memcpy(peer_bytes_, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+    else if (peer.ss_family == AF_INET6)
+        std::memcpy(peer_bytes_, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
+    head_started_ms_ = owner_.loop().now_ms();
+    interest_ = net::kReadable;
+    owner_.loop().add(fd_, interest_, this);
+    arm_timer();
+}
+
+Connection::~Connection() { owner_.loop().timers().cancel(*this); }
+
+std::string Connection::peer_address() const {
+    char buf[INET6_ADDRSTRLEN] = "";
+    inet_ntop(peer_family_ == AF_INET6 ? AF_INET6 : AF_INET, peer_bytes_, buf, sizeof buf);
+    return buf;
+}
+
+unsigned Connection::loop_index() const { return owner_.index(); }
+
+Connection::Pending& Connection::pending() {
+    if (!pending_) pending_ = std::make_unique<Pending>();
+    return *pending_;
+}
+
+bool Connection::idle() const {
+    return in_.empty() && out_.empty() &&
+           (!pending_ || (pending_->slots.empty() && !pending_->stream));
+}
+
+// ---- reading and parsing ----
+
+void Connection::on_io(uint32_t events) {
+    if (closed_) return;
+    if (events & net::kWritable) flush();
+    if (closed_) return;
+    if (events & (net::kReadable | net::kHangup)) on_readable();
+}
+
+void Connection::on_readable() {
+    if (lingering_) {
+        ssize_t n = read(fd_, owner_.read_buffer(), IoThread::kReadBufferSize);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) close_now();
+        return;
+    }
+    if (reading_paused_ || peer_eof_) return;
+
+    ssize_t n;
+    bool into_shared = in_.empty();
+    if (into_shared) {
+        n = read(fd_, owner_.read_buffer(), IoThread::kReadBufferSize);
+    } else {
+        size_t old = in_.size();
+        in_.resize(old + IoThread::kReadBufferSize);
+        n = read(fd_, in_.data() + old, IoThread::kReadBufferSize);
+        in_.resize(old + size_t(n > 0 ? n : 0));
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EINTR) close_now();
+        return;
+    }
+    if (n == 0) {
+        // The client sent all it will; answer what it asked, then close.
+        peer_eof_ = true;
+        if (idle()) return close_now();
+        closing_ = true;
+        update_interest();
+        return;
+    }
+
+    if (into_shared) {
+        const char* data = owner_.read_buffer();
+        size_t used = process(data, size_t(n));
+        if (closed_) return;
+        if (used < size_t(n)) {
+            if (closing_) {
+                discarded_input_ = true;
+            } else {
+                in_.assign(data + used, size_t(n) - used);
+                if (!awaiting_body_) head_started_ms_ = owner_.loop().now_ms();
+            }
+        }
+    } else {
+        size_t used = process(in_.data(), in_.size());
+        if (closed_) return;
+        if (closing_ && used < in_.size()) discarded_input_ = true;
+        if (closing_ || used == in_.size()) {
+            std::string().swap(in_);  // an idle connection keeps no buffer
+        } else if (used > 0) {
+            in_.erase(0, used);
+            if (!awaiting_body_) head_started_ms_ = owner_.loop().now_ms();
+        }
+    }
+    flush();
+}
+
+size_t Connection::process(const char* data, size_t len) {
+    size_t pos = 0;
+    while (pos < len && !closing_ && !closed_) {
+        if (should_pause()) break;
+        size_t used = 0;
+        if (!serve_one(data + pos, len - pos, used)) break;
+        pos += used;
+    }
+    return pos;
+}
+
+bool Connection::serve_one(const char* data, size_t len, size_t& consumed) {
+    http::RequestHead head;
+    auto r = http::parse_request_head({data, len}, head, owner_.header_storage(),
+                                      owner_.config().limits);
+    awaiting_body_ = false;
+    if (r.kind == http::ParseResult::Incomplete) return false;
+    if (r.kind == http::ParseResult::Error) {
+        fail(r.status, r.reason);
+        return false;
+    }
+    size_t hb = r.head_bytes;
+    switch (head.framing) {
+        case http::BodyFraming::None:
+            consumed = hb;
+            dispatch(head, {});
+            return true;
+        case http::BodyFraming::ContentLength:
+            if (len - hb < head.content_length) {
+                awaiting_body_ = true;
+                maybe_send_continue(head);
+                return false;
+            }
+            consumed = hb + head.content_length;
+            dispatch(head, {data + hb, head.content_length});
+            return true;
+        case http::BodyFraming::Chunked: {
+            auto& p = pending();
+            if (!p.chunked_active) {
+                p.chunked = http::ChunkedDecoder(owner_.config().limits.max_body);
+                p.chunked_body.clear();
+                p.chunked_raw = 0;
+                p.chunked_active = true;
+            }
+            auto fed = p.chunked.feed({data + hb + p.chunked_raw, len - hb - p.chunked_raw},
+                                      p.chunked_body);
+            if (fed.kind == http::ChunkedDecoder::Result::Error) {
+                p.chunked_active = false;
+                fail(fed.status, fed.reason);
+                return false;
+            }
+            p.chunked_raw += fed.consumed;
+            if (fed.kind == http::ChunkedDecoder::Result::NeedMore) {
+                awaiting_body_ = true;
+                maybe_send_continue(head);
+                return false;
+            }
+            p.chunked_active = false;
+            consumed = hb + p.chunked_raw;
+            std::string body = std::move(p.chunked_body);
+            dispatch(head, body);
+            return true;
+        }
+    }
+    return false;
+}
+
+void Connection::maybe_send_continue(const http::RequestHead& head) {
+    if (!head.expect_continue || continue_sent_ || head.version_minor == 0) return;
+    if (pending_ && (!pending_->slots.empty() || pending_->stream)) return;
+    continue_sent_ = true;
+    output().append("HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+void Connection::dispatch(const http::RequestHead& head, std::string_view body) {
+    ++served_;
+    owner_.stats().requests.fetch_add(1, std::memory_order_relaxed);
+    continue_sent_ = false;
+    Exchange exchange(*this, head, body);
+    try {
+        owner_.app().serve(exchange);
+    } catch (...) {
+        if (!exchange.answered()) exchange.respond_simple(500, "Internal Server Error\n");
+        return;
+    }
+    if (!exchange.answered()) exchange.respond_simple(500, "the handler sent no response\n");
+}
+
+void Connection::fail(int status, const char* reason) {
+    http::Framing framing{false, false, 1};
+    std::string body = std::to_string(status) + " " + std::string(http::status_reason(status)) +
+                       ": " + reason + "\n";
+    std::string bytes;
+    http::write_simple_response(bytes, status, body, framing, owner_.date_block());
+    emit(bytes, framing, nullptr);
+    closing_ = true;
+}
+
+// ---- answering, in order ----
+
+http::Framing Connection::framing_for(const http::RequestHead& head, bool close_requested) {
+    const auto& cfg = owner_.config();
+    bool keep = head.keep_alive && !close_requested && !owner_.draining() &&
+                !(cfg.max_requests_per_connection && served_ >= cfg.max_requests_per_connection);
+    return {head.method == http::Method::Head, keep, head.version_minor};
+}
+
+std::string& Connection::output() { return out_.empty() ? owner_.write_buffer() : out_; }
+
+bool Connection::should_pause() const {
+    if (out_.size() > owner_.config().output_high_water) return true;
+    return pending_ &&
+           (pending_->stream || pending_->slots.size() >= owner_.config().max_pipelined);
+}
+
+void Connection::emit(std::string_view bytes, const http::Framing& framing,
+                      std::shared_ptr<http::BodyProducer> stream) {
+    bool in_order = !pending_ || (pending_->slots.empty() && !pending_->stream);
+    if (in_order) {
+        output().append(bytes);
+        if (stream)
+            start_stream(std::move(stream), framing);
+        else if (!framing.keep_alive)
+            closing_ = true;
+        return;
+    }
+    auto& p = pending();
+    p.slots.push_back({p.next_sequence++, true, !framing.keep_alive, framing, std::string(bytes),
+                       std::move(stream)});
+    if (!framing.keep_alive) closing_ = true;
+}
+
+void Connection::respond(const http::RequestHead& head, const http::Response& response) {
+    auto framing = framing_for(head, response.close_connection());
+    bool streamed = response.producer() && !framing.head_only && response.status() >= 200 &&
+                    response.status() != 204 && response.status() != 304;
+    if (streamed && framing.version_minor == 0) framing.keep_alive = false;
+    bool in_order = !pending_ || (pending_->slots.empty() && !pending_->stream);
+    if (in_order && !streamed) {
+        // The hot path: serialize straight into the output, no intermediate string.
+        http::write_response(output(), response, framing, owner_.date_block());
+        if (!framing.keep_alive) closing_ = true;
+        return;
+    }
+    std::string bytes;
+    http::write_response(bytes, response, framing, owner_.date_block());
+    emit(bytes, framing, streamed ? response.producer() : nullptr);
+}
+
+void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
+                                std::string_view extra_fields) {
+    auto framing = framing_for(head, false);
+    if (pending_ && (!pending_->slots.empty() || pending_->stream)) {
+        std::string bytes;
+        http::write_simple_response(bytes, status, body, framing, owner_.date_block(),
+                                    extra_fields);
+        emit(bytes, framing, nullptr);
+        return;
+    }
+    http::write_simple_response(output(), status, body, framing, owner_.date_block(),
+                                extra_fields);
+    if (!framing.keep_alive) closing_ = true;
+}
+
+Deferred Connection::defer(const http::RequestHead& head) {
+    auto& p = pending();
+    auto framing = framing_for(head, false);
+    p.slots.push_back({p.next_sequence, false, !framing.keep_alive, framing, {}, nullptr});
+    if (!framing.keep_alive) closing_ = true;
+    Deferred d;
+    d.thread_ = &owner_;
+    d.fd_ = fd_;
+    d.connection_id_ = id_;
+    d.sequence_ = p.next_sequence++;
+    return d;
+}
+
+void Connection::complete(uint64_t sequence, http::Response&& response) {
+    if (!pending_) return;
+    for (auto& slot : pending_->slots) {
+        if (slot.sequence != sequence || slot.ready) continue;
+        if (response.close_connection() || owner_.draining()) slot.framing.keep_alive = false;
+        bool streamed = response.producer() && !slot.framing.head_only &&
+                        response.status() >= 200 && response.status() != 204 &&
+                        response.status() != 304;
+        if (streamed && slot.framing.version_minor == 0) slot.framing.keep_alive = false;
+        http::write_response(slot.bytes, response, slot.framing, owner_.date_block());
+        if (streamed) slot.stream = response.producer();
+        slot.ends_connection = !slot.framing.keep_alive;
+        if (slot.ends_connection) closing_ = true;
+        slot.ready = true;
+        break;
+    }
+    release_ready_slots();
+    flush();
+}
+
+void Connection::release_ready_slots() {
+    auto& p = *pending_;
+    while (!p.slots.empty() && p.slots.front().ready && !p.stream) {
+        Slot slot = std::move(p.slots.front());
+        p.slots.pop_front();
+        output().append(slot.bytes);
+        if (slot.stream) start_stream(std::move(slot.stream), slot.framing);
+        if (slot.ends_connection) {
+            closing_ = true;
+            p.slots.clear();  // nothing after a response that ends the connection is sent
+        }
+    }
+}
+
+void Connection::start_stream(std::shared_ptr<http::BodyProducer> stream,
+                              const http::Framing& framing) {
+    auto& p = pending();
+    p.stream = std::move(stream);
+    p.stream_chunked = framing.version_minor >= 1;
+    p.stream_ends_connection = !framing.keep_alive;
+}
+
+// Pulls streamed body pieces until the output is comfortably full or the stream ends.
+void Connection::pump_stream() {
+    auto& p = *pending_;
+    while (p.stream && output().size() < 256 * 1024) {
+        std::string piece;
+        bool more = (*p.stream)(piece);
+        if (p.stream_chunked)
+            http::append_chunk(output(), piece);
+        else
+            output().append(piece);
+        if (more) continue;
+        if (p.stream_chunked) http::append_last_chunk(output());
+        p.stream.reset();
+        if (p.stream_ends_connection) closing_ = true;
+        release_ready_slots();
+    }
+}
+
+}  // namespace rivet::engine

@@ -1,0 +1,118 @@
+// Connection: one client socket and the HTTP/1.1 state machine that serves it.
+//
+// Reads land in the loop's shared receive buffer; every complete request in it is parsed and
+// answered in place, and only an unfinished tail is copied into the connection's own buffer.
+// Responses for one read go out with one write. An idle keep-alive connection owns no buffer.
+#pragma once
+
+#include <cstdint>
+#include <sys/socket.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "engine/exchange.hpp"
+#include "http/chunked_decoder.hpp"
+#include "http/response_writer.hpp"
+#include "net/loop.hpp"
+#include "net/timer_wheel.hpp"
+
+namespace rivet::engine {
+
+class IoThread;
+
+class Connection final : public net::IoHandler, public net::Timer {
+public:
+    Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer);
+    ~Connection();
+
+    uint64_t id() const { return id_; }
+    int fd() const { return fd_; }
+    bool idle() const;  // nothing read, nothing owed: safe to close during a drain
+    std::string peer_address() const;
+    unsigned loop_index() const;
+
+    // Called by Exchange.
+    void respond(const http::RequestHead& head, const http::Response& response);
+    void respond_simple(const http::RequestHead& head, int status, std::string_view body,
+                        std::string_view extra_fields);
+    Deferred defer(const http::RequestHead& head);
+    // Called by IoThread when a deferred response arrives.
+    void complete(uint64_t sequence, http::Response&& response);
+
+    void close_now();           // immediately, whatever is pending
+    void close_when_idle();     // during a drain: after what is in flight
+
+private:
+    void on_io(uint32_t events) override;
+    void on_timeout() override;
+
+    void on_readable();
+    size_t process(const char* data, size_t len);
+    bool serve_one(const char* data, size_t len, size_t& consumed);
+    void dispatch(const http::RequestHead& head, std::string_view body);
+    void fail(int status, const char* reason);
+
+    http::Framing framing_for(const http::RequestHead& head, bool close_requested);
+    std::string& output();
+    void emit(std::string_view bytes, const http::Framing& framing,
+              std::shared_ptr<http::BodyProducer> stream);
+    void start_stream(std::shared_ptr<http::BodyProducer> stream, const http::Framing& framing);
+    void maybe_send_continue(const http::RequestHead& head);
+    bool should_pause() const;
+    void release_ready_slots();
+    void pump_stream();
+    void flush();
+    void after_flush();
+    void begin_close();
+    void update_interest();
+    void arm_timer();
+    void resume_reading();
+
+    IoThread& owner_;
+    int fd_;
+    uint64_t id_;
+    std::string in_;   // unfinished request bytes (empty while idle)
+    std::string out_;  // unsent response bytes (empty while idle)
+
+    // Requests answered out of order wait here (only while a deferred response is outstanding).
+    struct Slot {
+        uint64_t sequence;
+        bool ready;
+        bool ends_connection;
+        http::Framing framing;
+        std::string bytes;
+        std::shared_ptr<http::BodyProducer> stream;  // a streamed body follows `bytes`
+    };
+    struct Pending {
+        std::deque<Slot> slots;
+        uint64_t next_sequence = 1;
+        http::ChunkedDecoder chunked;
+        std::string chunked_body;
+        size_t chunked_raw = 0;  // bytes after the head already fed to the decoder
+        bool chunked_active = false;
+        std::shared_ptr<http::BodyProducer> stream;  // the body being streamed now
+        bool stream_chunked = false;
+        bool stream_ends_connection = false;
+    };
+    std::unique_ptr<Pending> pending_;  // allocated on first use
+    Pending& pending();
+
+    uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
+    uint8_t peer_bytes_[16] = {};
+
+    uint64_t head_started_ms_ = 0;  // when the first byte of the current request head arrived
+    uint32_t served_ = 0;
+    uint8_t interest_ = 0;
+    bool closing_ = false;       // answer no more requests; close once the output drains
+    bool peer_eof_ = false;
+    bool lingering_ = false;     // output done, write side shut, discarding input until EOF
+    bool continue_sent_ = false;
+    bool reading_paused_ = false;
+    bool awaiting_body_ = false;  // in_ holds a complete head whose body is still arriving
+    bool discarded_input_ = false;  // unread request bytes were dropped: close must linger
+    bool closed_ = false;
+};
+
+}  // namespace rivet::engine

@@ -1,0 +1,137 @@
+// Connection, the socket side: writing, readiness interest, timeouts and closing.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "engine/connection.hpp"
+#include "engine/io_thread.hpp"
+
+namespace rivet::engine {
+
+void Connection::flush() {
+    if (closed_) return;
+    std::string& shared = owner_.write_buffer();
+    for (;;) {
+        if (!out_.empty()) {
+            ssize_t n = send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR) break;
+                return close_now();
+            }
+            out_.erase(0, size_t(n));
+            if (!out_.empty()) break;
+        } else if (!shared.empty()) {
+            ssize_t n = send(fd_, shared.data(), shared.size(), MSG_NOSIGNAL);
+            if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                shared.clear();
+                return close_now();
+            }
+            size_t sent = n > 0 ? size_t(n) : 0;
+            if (sent < shared.size()) out_.assign(shared, sent);  // the rest waits for EPOLLOUT
+            shared.clear();
+            if (!out_.empty()) break;
+        }
+        // Everything written: a stream may have more to give.
+        if (!pending_ || !pending_->stream) break;
+        try {
+            pump_stream();
+        } catch (...) {
+            shared.clear();
+            return close_now();  // the head is gone already: all we can do is cut it short
+        }
+    }
+    if (out_.empty() && out_.capacity() > 0) std::string().swap(out_);
+    after_flush();
+}
+
+void Connection::after_flush() {
+    if (closed_) return;
+    bool owes = pending_ && (!pending_->slots.empty() || pending_->stream);
+    if (out_.empty() && !owes && (closing_ || peer_eof_)) return begin_close();
+    if (reading_paused_ && !should_pause()) return resume_reading();
+    reading_paused_ = should_pause();
+    update_interest();
+    arm_timer();
+}
+
+// Buffered requests are not announced again by epoll: serve them when the reason to pause ends.
+void Connection::resume_reading() {
+    reading_paused_ = false;
+    if (!in_.empty() && !closing_) {
+        size_t used = process(in_.data(), in_.size());
+        if (closed_) return;
+        if (closing_ || used == in_.size())
+            std::string().swap(in_);
+        else
+            in_.erase(0, used);
+        return flush();
+    }
+    update_interest();
+    arm_timer();
+}
+
+void Connection::update_interest() {
+    uint8_t want = 0;
+    if (lingering_ || (!reading_paused_ && !peer_eof_ && !closing_)) want |= net::kReadable;
+    if (!out_.empty()) want |= net::kWritable;
+    if (want != interest_) {
+        interest_ = want;
+        owner_.loop().modify(fd_, want, this);
+    }
+}
+
+void Connection::arm_timer() {
+    const auto& cfg = owner_.config();
+    auto& timers = owner_.loop().timers();
+    uint64_t now = owner_.loop().now_ms();
+    if (lingering_) return timers.schedule(*this, cfg.linger_timeout_ms);
+    if (!out_.empty()) return timers.schedule(*this, cfg.write_timeout_ms);
+    if (pending_ && (!pending_->slots.empty() || pending_->stream)) return timers.cancel(*this);
+    if (in_.empty()) {
+        // A fresh connection owes us a request head; a kept-alive one may rest.
+        if (served_ == 0) {
+            uint64_t deadline = head_started_ms_ + cfg.header_timeout_ms;
+            return timers.schedule(*this, deadline > now ? deadline - now : 0);
+        }
+        return timers.schedule(*this, cfg.idle_timeout_ms);
+    }
+    if (awaiting_body_) return timers.schedule(*this, cfg.body_timeout_ms);
+    // The head's clock does not restart with each byte, or a slow sender could hold us forever.
+    uint64_t deadline = head_started_ms_ + cfg.header_timeout_ms;
+    timers.schedule(*this, deadline > now ? deadline - now : 0);
+}
+
+void Connection::on_timeout() {
+    // Header, body, idle, write or linger time is up: close quietly, as nginx does.
+    close_now();
+}
+
+void Connection::begin_close() {
+    if (peer_eof_ || (!discarded_input_ && in_.empty())) return close_now();
+    // Unread input is still arriving: closing now would answer it with a RST that can destroy
+    // the response we just sent. Shut our side, read and drop until the client closes.
+    shutdown(fd_, SHUT_WR);
+    lingering_ = true;
+    std::string().swap(in_);
+    update_interest();
+    arm_timer();
+}
+
+void Connection::close_when_idle() {
+    if (closed_) return;
+    if (idle()) return close_now();
+    // Otherwise framing_for() now answers "Connection: close" and the connection ends after
+    // the responses it owes.
+}
+
+void Connection::close_now() {
+    if (closed_) return;
+    closed_ = true;
+    owner_.loop().timers().cancel(*this);
+    owner_.loop().remove(fd_);
+    ::close(fd_);
+    owner_.connection_closed(this);
+}
+
+}  // namespace rivet::engine

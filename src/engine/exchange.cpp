@@ -1,0 +1,58 @@
+#include "engine/exchange.hpp"
+
+#include "engine/connection.hpp"
+#include "engine/io_thread.hpp"
+
+namespace rivet::engine {
+
+std::string Exchange::peer_address() const { return connection_.peer_address(); }
+unsigned Exchange::loop_index() const { return connection_.loop_index(); }
+
+void Exchange::respond(const http::Response& response) {
+    if (answered_) return;
+    answered_ = true;
+    connection_.respond(head_, response);
+}
+
+void Exchange::respond_simple(int status, std::string_view body, std::string_view extra_fields) {
+    if (answered_) return;
+    answered_ = true;
+    connection_.respond_simple(head_, status, body, extra_fields);
+}
+
+Deferred Exchange::defer() {
+    answered_ = true;
+    return connection_.defer(head_);
+}
+
+Deferred& Deferred::operator=(Deferred&& other) noexcept {
+    if (this != &other) {
+        if (valid()) {
+            complete(std::move(http::Response(500).text("Internal Server Error\n")));
+        }
+        thread_ = other.thread_;
+        fd_ = other.fd_;
+        connection_id_ = other.connection_id_;
+        sequence_ = other.sequence_;
+        other.thread_ = nullptr;
+    }
+    return *this;
+}
+
+Deferred::~Deferred() {
+    if (valid()) {
+        complete(std::move(http::Response(500).text("Internal Server Error\n")));
+    }
+}
+
+void Deferred::complete(http::Response&& response) {
+    if (!thread_) return;
+    IoThread* thread = thread_;
+    thread_ = nullptr;
+    thread->loop().post([thread, fd = fd_, id = connection_id_, seq = sequence_,
+                         r = std::move(response)]() mutable {
+        thread->deliver(fd, id, seq, std::move(r));
+    });
+}
+
+}  // namespace rivet::engine

@@ -1,0 +1,119 @@
+#include "engine/io_thread.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "engine/connection.hpp"
+#include "net/socket.hpp"
+
+namespace rivet::engine {
+
+IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd)
+    : index_(index),
+      config_(config),
+      app_(app),
+      listen_fd_(listen_fd),
+      read_buffer_(new char[kReadBufferSize]),
+      headers_(config.limits.max_headers) {
+    unsigned threads = config.threads ? config.threads : 1;
+    max_open_ = std::max<size_t>(1, config.max_connections / threads);
+    drain_timer_.owner = this;
+    write_buffer_.reserve(64 * 1024);
+    loop_.add(listen_fd_, net::kReadable, this);
+    loop_.on_turn_end([this] {
+        for (Connection* c : graveyard_) delete c;
+        graveyard_.clear();
+    });
+}
+
+IoThread::~IoThread() {
+    for (Connection* c : by_fd_) delete c;
+    for (Connection* c : graveyard_) delete c;
+    if (listen_fd_ >= 0) close(listen_fd_);
+}
+
+void IoThread::start() {
+    thread_ = std::thread([this] { loop_.run(); });
+}
+
+void IoThread::join() {
+    if (thread_.joinable()) thread_.join();
+}
+
+void IoThread::on_io(uint32_t) { accept_pending(); }
+
+void IoThread::accept_pending() {
+    // A bounded batch per turn keeps one busy listener from starving the connections.
+    for (int i = 0; i < 128 && accepting_; ++i) {
+        net::PeerAddress peer;
+        int fd = net::accept_connection(listen_fd_, &peer);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                std::fprintf(stderr, "rivet: out of file descriptors; accepting paused\n");
+                set_accepting(false);
+            }
+            return;
+        }
+        if (size_t(fd) >= by_fd_.size()) by_fd_.resize(size_t(fd) * 2 + 64, nullptr);
+        by_fd_[fd] = new Connection(*this, fd, next_connection_id_++, peer.addr);
+        ++open_;
+        stats_.accepted.fetch_add(1, std::memory_order_relaxed);
+        stats_.open_connections.store(open_, std::memory_order_relaxed);
+        if (open_ >= max_open_) set_accepting(false);
+    }
+}
+
+void IoThread::set_accepting(bool on) {
+    if (on == accepting_ || listen_fd_ < 0) return;
+    accepting_ = on;
+    loop_.modify(listen_fd_, on ? uint32_t(net::kReadable) : 0u, this);
+}
+
+void IoThread::connection_closed(Connection* c) {
+    by_fd_[c->fd()] = nullptr;
+    --open_;
+    stats_.open_connections.store(open_, std::memory_order_relaxed);
+    graveyard_.push_back(c);  // freed at the end of the turn, when no frame still uses it
+    if (draining_) return finish_drain_if_done();
+    if (!accepting_ && open_ < max_open_) set_accepting(true);
+}
+
+void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence,
+                       http::Response&& response) {
+    if (fd < 0 || size_t(fd) >= by_fd_.size()) return;
+    Connection* c = by_fd_[fd];
+    if (c && c->id() == connection_id) c->complete(sequence, std::move(response));
+}
+
+void IoThread::begin_drain() {
+    loop_.post([this] {
+        if (draining_) return;
+        // Serve what the kernel already accepted for us, then stop listening.
+        accept_pending();
+        draining_ = true;
+        loop_.remove(listen_fd_);
+        close(listen_fd_);
+        listen_fd_ = -1;
+        for (Connection* c : by_fd_)
+            if (c) c->close_when_idle();
+        loop_.timers().schedule(drain_timer_, config_.drain_timeout_ms);
+        finish_drain_if_done();
+    });
+}
+
+void IoThread::finish_drain_if_done() {
+    if (open_ > 0) return;
+    loop_.timers().cancel(drain_timer_);
+    loop_.stop();
+}
+
+void IoThread::DrainTimer::on_timeout() {
+    // Whatever is still open after the drain timeout is cut off.
+    for (Connection* c : owner->by_fd_)
+        if (c) c->close_now();
+    owner->finish_drain_if_done();
+}
+
+}  // namespace rivet::engine

@@ -1,0 +1,95 @@
+// IoThread: one I/O loop with its own listening socket (SO_REUSEPORT), its connections, its
+// receive buffer and its Date cache. A connection is born, served and closed on one IoThread, so
+// nothing on the request path is shared with other threads.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/exchange.hpp"
+#include "engine/server_config.hpp"
+#include "http/response_writer.hpp"
+#include "net/loop.hpp"
+
+namespace rivet::engine {
+
+class Connection;
+
+// Per-loop counters, read (racily, for monitoring only) from other threads.
+struct LoopStats {
+    std::atomic<uint64_t> accepted{0};
+    std::atomic<uint64_t> requests{0};
+    std::atomic<uint64_t> open_connections{0};
+};
+
+class IoThread final : public net::IoHandler {
+public:
+    IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd);
+    ~IoThread();
+
+    void start();  // runs the loop on a new thread
+    void join();
+    // Graceful stop, from any thread: stop accepting, finish what is in flight (up to the drain
+    // timeout), close idle connections, then end the loop.
+    void begin_drain();
+
+    // --- used by connections, on this thread ---
+    net::Loop& loop() { return loop_; }
+    const ServerConfig& config() const { return config_; }
+    Application& app() { return app_; }
+    unsigned index() const { return index_; }
+    std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
+    bool draining() const { return draining_; }
+    LoopStats& stats() { return stats_; }
+
+    // Shared scratch space: safe because a loop serves one connection at a time.
+    char* read_buffer() { return read_buffer_.get(); }
+    static constexpr size_t kReadBufferSize = 64 * 1024;
+    std::string& write_buffer() { return write_buffer_; }
+    std::span<http::Header> header_storage() { return headers_; }
+
+    void connection_closed(Connection* c);
+    // Delivers a deferred response posted from another thread (runs on this thread).
+    void deliver(int fd, uint64_t connection_id, uint64_t sequence, http::Response&& response);
+
+private:
+    void on_io(uint32_t events) override;  // the listening socket
+    void accept_pending();
+    void set_accepting(bool on);
+    void finish_drain_if_done();
+
+    unsigned index_;
+    const ServerConfig& config_;
+    Application& app_;
+    int listen_fd_;
+    net::Loop loop_;
+    std::thread thread_;
+    http::DateCache dates_;
+    LoopStats stats_;
+
+    std::unique_ptr<char[]> read_buffer_;
+    std::string write_buffer_;
+    std::vector<http::Header> headers_;
+
+    std::vector<Connection*> by_fd_;  // live connections, indexed by fd
+    std::vector<Connection*> graveyard_;  // closed this turn, deleted at its end
+    size_t open_ = 0;
+    size_t max_open_;
+    uint64_t next_connection_id_ = 1;
+    bool accepting_ = true;
+    bool draining_ = false;
+
+    // Fires when the drain timeout runs out.
+    struct DrainTimer final : net::Timer {
+        IoThread* owner = nullptr;
+        void on_timeout() override;
+    } drain_timer_;
+};
+
+}  // namespace rivet::engine

@@ -1,0 +1,47 @@
+#include "engine/server.hpp"
+
+#include <thread>
+
+#include "engine/io_thread.hpp"
+#include "net/socket.hpp"
+
+namespace rivet::engine {
+
+Server::Server(ServerConfig config, Application& app) : config_(std::move(config)), app_(app) {
+    if (config_.threads == 0) config_.threads = std::max(1u, std::thread::hardware_concurrency());
+    // The first socket settles the port (it may be 0 = any); the others join it.
+    for (unsigned i = 0; i < config_.threads; ++i) {
+        int fd = net::listen_tcp(config_.host, i == 0 ? config_.port : port_, true);
+        if (i == 0) port_ = net::local_port(fd);
+        threads_.push_back(std::make_unique<IoThread>(i, config_, app_, fd));
+    }
+}
+
+Server::~Server() {
+    drain();
+    wait();
+}
+
+void Server::start() {
+    for (auto& t : threads_) t->start();
+}
+
+void Server::wait() {
+    for (auto& t : threads_) t->join();
+}
+
+void Server::drain() {
+    for (auto& t : threads_) t->begin_drain();
+}
+
+ServerStats Server::stats() const {
+    ServerStats s;
+    for (auto& t : threads_) {
+        s.accepted += t->stats().accepted.load(std::memory_order_relaxed);
+        s.requests += t->stats().requests.load(std::memory_order_relaxed);
+        s.open_connections += t->stats().open_connections.load(std::memory_order_relaxed);
+    }
+    return s;
+}
+
+}  // namespace rivet::engine

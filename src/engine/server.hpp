@@ -1,0 +1,44 @@
+// Server: the I/O threads of one listening address, started and drained together.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/exchange.hpp"
+#include "engine/server_config.hpp"
+
+namespace rivet::engine {
+
+class IoThread;
+
+struct ServerStats {
+    uint64_t accepted = 0;
+    uint64_t requests = 0;
+    uint64_t open_connections = 0;
+};
+
+class Server {
+public:
+    // Opens the listening sockets (one per thread); throws std::runtime_error when it cannot.
+    Server(ServerConfig config, Application& app);
+    ~Server();
+
+    uint16_t port() const { return port_; }  // the bound port (useful with port 0)
+    unsigned threads() const { return unsigned(threads_.size()); }
+
+    void start();  // the loops run on their own threads
+    void wait();   // until every loop has ended (after drain())
+    void drain();  // graceful stop, from any thread (signal handlers: use a self-pipe instead)
+
+    ServerStats stats() const;
+
+private:
+    ServerConfig config_;
+    Application& app_;
+    uint16_t port_ = 0;
+    std::vector<std::unique_ptr<IoThread>> threads_;
+};
+
+}  // namespace rivet::engine

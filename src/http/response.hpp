@@ -1,0 +1,9 @@
+// The response value type is public (handlers build it); the http layer serializes it.
+#pragma once
+
+#include <rivet/response.hpp>
+
+namespace rivet::http {
+using Response = rivet::Response;
+using BodyProducer = rivet::BodyProducer;
+}  // namespace rivet::http

@@ -1,0 +1,182 @@
+#include "http/response_writer.hpp"
+
+#include <charconv>
+#include <cstring>
+#include <ctime>
+
+namespace rivet::http {
+
+namespace {
+
+void append_uint(std::string& out, uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, size_t(r.ptr - buf));
+}
+
+bool status_has_body(int status) { return status >= 200 && status != 204 && status != 304; }
+
+void append_status_line(std::string& out, int status) {
+    char line[16] = "HTTP/1.1 000 ";
+    line[9] = char('0' + status / 100 % 10);
+    line[10] = char('0' + status / 10 % 10);
+    line[11] = char('0' + status % 10);
+    out.append(line, 13);
+    out.append(status_reason(status));
+    out.append("\r\n", 2);
+}
+
+void append_connection(std::string& out, const Framing& framing) {
+    if (!framing.keep_alive)
+        out.append("Connection: close\r\n");
+    else if (framing.version_minor == 0)
+        out.append("Connection: keep-alive\r\n");
+}
+
+}  // namespace
+
+void format_http_date(int64_t unix_seconds, char out[29]) {
+    static const char kDays[] = "SunMonTueWedThuFriSat";
+    static const char kMonths[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    time_t t = time_t(unix_seconds);
+    tm g;
+    gmtime_r(&t, &g);
+    auto two = [](char* p, int v) {
+        p[0] = char('0' + v / 10);
+        p[1] = char('0' + v % 10);
+    };
+    std::memcpy(out, kDays + 3 * g.tm_wday, 3);
+    out[3] = ',';
+    out[4] = ' ';
+    two(out + 5, g.tm_mday);
+    out[7] = ' ';
+    std::memcpy(out + 8, kMonths + 3 * g.tm_mon, 3);
+    out[11] = ' ';
+    int year = g.tm_year + 1900;
+    two(out + 12, year / 100);
+    two(out + 14, year % 100);
+    out[16] = ' ';
+    two(out + 17, g.tm_hour);
+    out[19] = ':';
+    two(out + 20, g.tm_min);
+    out[22] = ':';
+    two(out + 23, g.tm_sec);
+    std::memcpy(out + 25, " GMT", 4);
+}
+
+std::string_view DateCache::block(int64_t unix_seconds) {
+    if (unix_seconds != second_) {
+        second_ = unix_seconds;
+        std::memcpy(buf_, "Date: ", 6);
+        format_http_date(unix_seconds, buf_ + 6);
+        static constexpr std::string_view kTail = "\r\nServer: rivet\r\n";
+        std::memcpy(buf_ + 35, kTail.data(), kTail.size());
+        len_ = 35 + kTail.size();
+    }
+    return {buf_, len_};
+}
+
+std::string_view status_reason(int status) {
+    switch (status) {
+        case 100: return "Continue";
+        case 101: return "Switching Protocols";
+        case 200: return "OK";
+        case 201: return "Created";
+        case 202: return "Accepted";
+        case 204: return "No Content";
+        case 206: return "Partial Content";
+        case 301: return "Moved Permanently";
+        case 302: return "Found";
+        case 303: return "See Other";
+        case 304: return "Not Modified";
+        case 307: return "Temporary Redirect";
+        case 308: return "Permanent Redirect";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 403: return "Forbidden";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 408: return "Request Timeout";
+        case 409: return "Conflict";
+        case 411: return "Length Required";
+        case 412: return "Precondition Failed";
+        case 413: return "Content Too Large";
+        case 414: return "URI Too Long";
+        case 415: return "Unsupported Media Type";
+        case 416: return "Range Not Satisfiable";
+        case 417: return "Expectation Failed";
+        case 422: return "Unprocessable Content";
+        case 429: return "Too Many Requests";
+        case 431: return "Request Header Fields Too Large";
+        case 500: return "Internal Server Error";
+        case 501: return "Not Implemented";
+        case 502: return "Bad Gateway";
+        case 503: return "Service Unavailable";
+        case 504: return "Gateway Timeout";
+        case 505: return "HTTP Version Not Supported";
+        default: return "Unknown";
+    }
+}
+
+void write_response(std::string& out, const Response& res, const Framing& framing,
+                    std::string_view date_block) {
+    append_status_line(out, res.status());
+    out.append(date_block);
+    std::string_view type = res.content_type();
+    bool has_body = status_has_body(res.status());
+    if (!type.empty() && has_body) {
+        out.append("Content-Type: ", 14);
+        out.append(type);
+        out.append("\r\n", 2);
+    }
+    for (auto& [name, value] : res.headers()) {
+        out.append(name);
+        out.append(": ", 2);
+        out.append(value);
+        out.append("\r\n", 2);
+    }
+    bool streamed = res.producer() != nullptr;
+    if (has_body) {
+        if (streamed) {
+            // An HTTP/1.0 client cannot read chunked coding: the body runs until close.
+            if (framing.version_minor >= 1) out.append("Transfer-Encoding: chunked\r\n");
+        } else {
+            out.append("Content-Length: ", 16);
+            append_uint(out, res.body().size());
+            out.append("\r\n", 2);
+        }
+    }
+    append_connection(out, framing);
+    out.append("\r\n", 2);
+    if (has_body && !framing.head_only && !streamed) out.append(res.body());
+}
+
+void write_simple_response(std::string& out, int status, std::string_view body,
+                           const Framing& framing, std::string_view date_block,
+                           std::string_view extra_fields) {
+    append_status_line(out, status);
+    out.append(date_block);
+    out.append(extra_fields);
+    if (status_has_body(status)) {
+        out.append("Content-Type: text/plain; charset=utf-8\r\nContent-Length: ");
+        append_uint(out, body.size());
+        out.append("\r\n", 2);
+    }
+    append_connection(out, framing);
+    out.append("\r\n", 2);
+    if (status_has_body(status) && !framing.head_only) out.append(body);
+}
+
+void append_chunk(std::string& out, std::string_view data) {
+    if (data.empty()) return;
+    char hex[20];
+    auto r = std::to_chars(hex, hex + sizeof hex, data.size(), 16);
+    out.append(hex, size_t(r.ptr - hex));
+    out.append("\r\n", 2);
+    out.append(data);
+    out.append("\r\n", 2);
+}
+
+void append_last_chunk(std::string& out) { out.append("0\r\n\r\n", 5); }
+
+}  // namespace rivet::http

@@ -1,0 +1,133 @@
+#include "net/loop.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace rivet::net {
+
+namespace {
+
+uint64_t monotonic_ms() {
+    timespec ts;
+    // COARSE: a vDSO read with no syscall; timeouts only need ~10 ms resolution.
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+uint32_t to_epoll(uint32_t interest) {
+    uint32_t ev = EPOLLRDHUP;
+    if (interest & kReadable) ev |= EPOLLIN;
+    if (interest & kWritable) ev |= EPOLLOUT;
+    return ev;
+}
+
+// The inbox's eventfd is registered with this tag instead of a handler.
+IoHandler* const kWakeTag = nullptr;
+
+}  // namespace
+
+Loop::Loop() : timers_(monotonic_ms()) {
+    epfd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epfd_ < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
+    wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wakefd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = kWakeTag;
+    epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev);
+    read_clocks();
+}
+
+Loop::~Loop() {
+    if (wakefd_ >= 0) close(wakefd_);
+    if (epfd_ >= 0) close(epfd_);
+}
+
+void Loop::add(int fd, uint32_t interest, IoHandler* handler) {
+    epoll_event ev{};
+    ev.events = to_epoll(interest);
+    ev.data.ptr = handler;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) < 0)
+        throw std::system_error(errno, std::generic_category(), "epoll_ctl(ADD)");
+}
+
+void Loop::modify(int fd, uint32_t interest, IoHandler* handler) {
+    epoll_event ev{};
+    ev.events = to_epoll(interest);
+    ev.data.ptr = handler;
+    epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void Loop::remove(int fd) { epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void Loop::read_clocks() {
+    now_ms_ = monotonic_ms();
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    wall_s_ = ts.tv_sec;
+}
+
+void Loop::run() {
+    running_ = true;
+    constexpr int kMaxEvents = 256;
+    epoll_event events[kMaxEvents];
+    while (running_) {
+        int timeout = timers_.next_timeout_ms();
+        int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+        if (n < 0 && errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "epoll_wait");
+        read_clocks();
+        for (int i = 0; i < n; ++i) {
+            auto* handler = static_cast<IoHandler*>(events[i].data.ptr);
+            if (handler == kWakeTag) {
+                uint64_t count;
+                [[maybe_unused]] auto r = read(wakefd_, &count, sizeof count);
+                continue;
+            }
+            uint32_t e = events[i].events, mask = 0;
+            if (e & EPOLLIN) mask |= kReadable;
+            if (e & EPOLLOUT) mask |= kWritable;
+            if (e & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) mask |= kHangup;
+            handler->on_io(mask);
+        }
+        drain_inbox();
+        timers_.advance(now_ms_);
+        for (auto& hook : turn_end_hooks_) hook();
+    }
+}
+
+void Loop::stop() {
+    post([this] { running_ = false; });
+}
+
+void Loop::post(Task task) {
+    bool wake;
+    {
+        std::lock_guard lock(inbox_mutex_);
+        inbox_.push_back(std::move(task));
+        wake = !wake_pending_;
+        wake_pending_ = true;
+    }
+    if (wake) {
+        uint64_t one = 1;
+        [[maybe_unused]] auto r = write(wakefd_, &one, sizeof one);
+    }
+}
+
+void Loop::drain_inbox() {
+    {
+        std::lock_guard lock(inbox_mutex_);
+        if (inbox_.empty()) return;
+        draining_.swap(inbox_);
+        wake_pending_ = false;
+    }
+    for (auto& task : draining_) task();
+    draining_.clear();
+}
+
+}  // namespace rivet::net

@@ -1,0 +1,31 @@
+// Socket plumbing for the loops: listening sockets (one per loop, SO_REUSEPORT) and accepted
+// connections, all non-blocking.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rivet::net {
+
+// Opens a non-blocking TCP listening socket on host:port ("0.0.0.0", "::", "127.0.0.1", ...).
+// With `reuse_port`, several sockets may bind the same address and the kernel spreads incoming
+// connections over them. Throws std::runtime_error naming the address on failure.
+int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int backlog = 4096);
+
+// The port a socket is bound to (for --port 0).
+uint16_t local_port(int fd);
+
+// Peer address of an accepted connection, compact, for logs and per-address limits.
+struct PeerAddress {
+    sockaddr_storage addr{};
+    std::string to_string() const;  // "127.0.0.1" or "::1"
+};
+
+// Accepts one pending connection: non-blocking, close-on-exec, TCP_NODELAY set.
+// Returns the fd, or -1 with errno (EAGAIN when none is pending).
+int accept_connection(int listen_fd, PeerAddress* peer);
+
+}  // namespace rivet::net
