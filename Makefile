@@ -1,0 +1,57 @@
+# Thin wrapper over CMake. `make run` and `make test` do everything on a fresh machine.
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+JOBS ?= $(shell nproc)
+PORT ?= 8080
+FUZZ_SECONDS ?= 60
+
+.PHONY: all setup build run test unit e2e asan fuzz bench format clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: setup $(BUILD)/build.ninja
+	@ninja -C $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/rivet --port $(PORT) --root public
+
+unit: build
+	./$(BUILD)/unit_tests
+
+e2e: build
+	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
+
+# Everything CI runs: unit and end-to-end tests, the same under ASan+UBSan, and a bounded fuzz run.
+test: build
+	./$(BUILD)/unit_tests
+	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
+	$(MAKE) --no-print-directory asan
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+asan: setup
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIVET_SANITIZE=ON >/dev/null
+	ninja -C $(BUILD_ASAN) -j $(JOBS)
+	./$(BUILD_ASAN)/unit_tests
+	RIVET_BIN=$(abspath $(BUILD_ASAN))/rivet RIVET_SANITIZED=1 python3 -m pytest -q tests/e2e
+
+fuzz: setup
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIVET_FUZZ=ON -DRIVET_TESTS=OFF >/dev/null
+	ninja -C $(BUILD_FUZZ) -j $(JOBS) request_parser_fuzz
+	mkdir -p $(BUILD_FUZZ)/corpus
+	./$(BUILD_FUZZ)/request_parser_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus
+
+bench: build
+	bash bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
