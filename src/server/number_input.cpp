@@ -61,7 +61,13 @@ Parsed<uint64_t> parse_json_count(const nlohmann::json& value, uint64_t max, std
         if (v > max) return fail<uint64_t>(name + " must be at most " + std::to_string(max));
         return {v, {}};
     }
-    if (value.is_number_integer()) return fail<uint64_t>(name + " must not be negative");
+    if (value.is_number_integer()) {  // signed storage: may still be positive
+        auto v = value.get<int64_t>();
+        if (v < 0) return fail<uint64_t>(name + " must not be negative");
+        if (uint64_t(v) > max)
+            return fail<uint64_t>(name + " must be at most " + std::to_string(max));
+        return {uint64_t(v), {}};
+    }
     if (value.is_number_float()) {
         double d = value.get<double>();
         if (d < 0) return fail<uint64_t>(name + " must not be negative");
