@@ -1,0 +1,471 @@
+// The request head parser: one forward pass that validates each byte as it reads it. Because it
+// checks in byte order and every check depends only on bytes already read, an error is reported
+// as soon as the bytes that prove it have arrived, and a head split anywhere gives the same answer.
+//
+// Errors found inside a line (bad characters, limits) are reported at the offending byte; rules
+// about a field's meaning (framing, Host) when its line is complete; rules about the head as a
+// whole (missing Host, 501, 413, 417) only once it is complete, so a malformed head gets its 400
+// first and a well-formed but unacceptable one gets the specific status.
+#include "http/request_parser.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+
+namespace rivet::http {
+namespace {
+
+// Byte classes, in one table so that each scan loop costs one load and one test per byte.
+enum : uint8_t {
+    kToken = 1,   // tchar (RFC 9110 §5.6.2): methods, field names, transfer codings
+    kValue = 2,   // field-vchar, obs-text, SP, HTAB (RFC 9110 §5.5)
+    kTarget = 4,  // visible ASCII; request-targets carry no SP, CTL, DEL or raw non-ASCII
+    kHost = 8,    // reg-name, IP-literal and port characters (RFC 3986 §3.2.2), no userinfo '@'
+};
+
+constexpr std::array<uint8_t, 256> make_classes() {
+    constexpr std::string_view token_punct = "!#$%&'*+-.^_`|~";
+    constexpr std::string_view host_punct = "-._~%!$&'()*+,;=:[]";
+    std::array<uint8_t, 256> t{};
+    for (int c = 1; c < 256; ++c) {
+        const bool alnum =
+            (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+        const char ch = static_cast<char>(c);
+        uint8_t v = 0;
+        if (alnum || token_punct.find(ch) != std::string_view::npos) v |= kToken;
+        if (c == '\t' || (c >= 0x20 && c != 0x7f)) v |= kValue;
+        if (c > 0x20 && c < 0x7f) v |= kTarget;
+        if (alnum || host_punct.find(ch) != std::string_view::npos) v |= kHost;
+        t[c] = v;
+    }
+    return t;
+}
+constexpr std::array<uint8_t, 256> kClass = make_classes();
+
+inline bool is(unsigned char c, uint8_t cls) {
+    return (kClass[c] & cls) != 0;
+}
+inline bool is_ows(unsigned char c) {
+    return c == ' ' || c == '\t';
+}
+inline unsigned char lower(unsigned char c) {
+    return (c >= 'A' && c <= 'Z') ? c | 0x20 : c;
+}
+
+// Eight bytes at a time for the long runs (targets, field values): the common case has no byte
+// that needs a closer look, so the byte loop only runs near the end of the run.
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
+inline uint64_t load8(const unsigned char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+// Nonzero iff some byte of v is below n (exact for n <= 128).
+inline uint64_t has_below(uint64_t v, uint8_t n) {
+    return (v - kOnes * n) & ~v & kHighs;
+}
+// Nonzero iff some byte of v is above n (exact for n <= 127).
+inline uint64_t has_above(uint64_t v, uint8_t n) {
+    return ((v + kOnes * (127 - n)) | v) & kHighs;
+}
+
+size_t scan_target(const unsigned char* s, size_t i, size_t stop) {
+    while (stop - i >= 8 && !(has_below(load8(s + i), 0x21) | has_above(load8(s + i), 0x7e)))
+        i += 8;
+    while (i < stop && is(s[i], kTarget)) ++i;
+    return i;
+}
+
+size_t scan_value(const unsigned char* s, size_t i, size_t stop) {
+    // Stops the wide loop at CR (the usual end), HTAB (allowed, rare) and any bad byte alike;
+    // obs-text (>= 0x80) passes, as it should.
+    while (stop - i >= 8) {
+        const uint64_t v = load8(s + i);
+        if (has_below(v, 0x20) | has_below(v ^ (kOnes * 0x7f), 1)) break;
+        i += 8;
+    }
+    while (i < stop && is(s[i], kValue)) ++i;
+    return i;
+}
+
+// a == b, where b is lowercase ASCII.
+bool lit_iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (lower(static_cast<unsigned char>(a[i])) != static_cast<unsigned char>(b[i]))
+            return false;
+    return true;
+}
+
+std::string_view trim_ows(std::string_view v) {
+    while (!v.empty() && is_ows(v.front())) v.remove_prefix(1);
+    while (!v.empty() && is_ows(v.back())) v.remove_suffix(1);
+    return v;
+}
+
+// Calls f on each element of a comma-separated list, skipping empty ones as RFC 9110 §5.6.1
+// asks; stops when f returns false.
+template <class F>
+bool each_element(std::string_view list, F&& f) {
+    for (;;) {
+        const size_t comma = list.find(',');
+        const std::string_view e = trim_ows(list.substr(0, comma));
+        if (!e.empty() && !f(e)) return false;
+        if (comma == std::string_view::npos) return true;
+        list.remove_prefix(comma + 1);
+    }
+}
+
+bool parse_length(std::string_view v, uint64_t& out) {
+    if (v.empty()) return false;
+    uint64_t n = 0;
+    for (const char c : v) {
+        if (c < '0' || c > '9') return false;
+        const unsigned d = static_cast<unsigned>(c - '0');
+        if (n > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
+        n = n * 10 + d;
+    }
+    out = n;
+    return true;
+}
+
+Method lookup_method(std::string_view m) {
+    switch (m.size()) {
+        case 3:
+            return m == "GET" ? Method::Get : m == "PUT" ? Method::Put : Method::Other;
+        case 4:
+            return m == "POST" ? Method::Post : m == "HEAD" ? Method::Head : Method::Other;
+        case 5:
+            return m == "PATCH" ? Method::Patch : m == "TRACE" ? Method::Trace : Method::Other;
+        case 6:
+            return m == "DELETE" ? Method::Delete : Method::Other;
+        case 7:
+            return m == "OPTIONS"   ? Method::Options
+                   : m == "CONNECT" ? Method::Connect
+                                    : Method::Other;
+        default:
+            return Method::Other;
+    }
+}
+
+bool valid_host(std::string_view h) {
+    for (const char c : h)
+        if (!is(static_cast<unsigned char>(c), kHost)) return false;
+    return true;
+}
+
+void split_path_query(std::string_view pq, RequestHead& out) {
+    // A fragment should not be sent (RFC 9112 §3.2) but clients do; it is no part of the
+    // resource, so path and query stop before it (the target keeps it, as sent).
+    pq = pq.substr(0, pq.find('#'));
+    const size_t q = pq.find('?');
+    out.path = pq.substr(0, q);
+    if (q != std::string_view::npos) out.query = pq.substr(q + 1);
+    if (out.path.empty()) out.path = "/";  // absolute-form with an empty path (RFC 9112 §3.2.1)
+}
+
+// The four forms of RFC 9112 §3.2, each allowed only where the RFC allows it.
+const char* classify_target(std::string_view t, Method m, RequestHead& out) {
+    if (t[0] == '/') {
+        if (m == Method::Connect) return "CONNECT needs an authority-form target";
+        split_path_query(t, out);
+        return nullptr;
+    }
+    if (t == "*") {
+        if (m != Method::Options) return "asterisk-form is only for OPTIONS";
+        out.path = t;
+        return nullptr;
+    }
+    if (m == Method::Connect) {
+        const size_t colon = t.rfind(':');
+        if (colon == 0 || colon == std::string_view::npos || colon + 1 == t.size() ||
+            !valid_host(t) ||
+            t.substr(colon + 1).find_first_not_of("0123456789") != std::string_view::npos)
+            return "invalid authority-form target";
+        out.authority = t;
+        return nullptr;
+    }
+    size_t scheme = 0;
+    if (lit_iequals(t.substr(0, 7), "http://"))
+        scheme = 7;
+    else if (lit_iequals(t.substr(0, 8), "https://"))
+        scheme = 8;
+    else
+        return "invalid request target";
+    const std::string_view rest = t.substr(scheme);
+    const std::string_view auth = rest.substr(0, rest.find_first_of("/?#"));
+    // userinfo hides the real host from a careless reader (RFC 9110 §4.2.4): refuse it.
+    if (auth.find('@') != std::string_view::npos) return "userinfo in request target";
+    if (auth.empty() || auth[0] == ':' || !valid_host(auth)) return "invalid authority in target";
+    out.authority = auth;
+    split_path_query(rest.substr(auth.size()), out);
+    return nullptr;
+}
+
+// What the field lines said, gathered as each line completes.
+struct Fields {
+    uint64_t content_length = 0;
+    std::string_view host;
+    bool has_length = false, has_coding = false, chunked = false, unknown_coding = false;
+    bool has_host = false, expect_continue = false, bad_expect = false;
+    bool close = false, keep_alive = false;
+};
+
+// Applies one field line; returns why it makes the request a 400, or nullptr.
+const char* apply_field(std::string_view name, std::string_view v, Fields& f, uint8_t minor) {
+    switch (name.size()) {
+        case 4:
+            if (!lit_iequals(name, "host")) break;
+            if (f.has_host) return "more than one Host";
+            if (!valid_host(v)) return "invalid Host";
+            f.has_host = true;
+            f.host = v;
+            break;
+        case 6:
+            if (!lit_iequals(name, "expect")) break;
+            // Only 100-continue exists (RFC 9110 §10.1.1); anything else gets its 417 once the
+            // head has been checked in full.
+            (lit_iequals(v, "100-continue") ? f.expect_continue : f.bad_expect) = true;
+            break;
+        case 10:
+            if (!lit_iequals(name, "connection")) break;
+            each_element(v, [&](std::string_view opt) {
+                if (lit_iequals(opt, "close"))
+                    f.close = true;
+                else if (lit_iequals(opt, "keep-alive"))
+                    f.keep_alive = true;
+                return true;
+            });
+            break;
+        case 14: {
+            if (!lit_iequals(name, "content-length")) break;
+            // Each of these is a way to smuggle a second request past a proxy that reads the
+            // framing differently (RFC 9112 §6.3, §11.2); a list, even "5, 5", is refused too.
+            if (f.has_coding) return "both Transfer-Encoding and Content-Length";
+            uint64_t n = 0;
+            if (!parse_length(v, n)) return "invalid Content-Length";
+            if (f.has_length && n != f.content_length) return "conflicting Content-Length";
+            f.has_length = true;
+            f.content_length = n;
+            break;
+        }
+        case 17: {
+            if (!lit_iequals(name, "transfer-encoding")) break;
+            // RFC 9112 §6.1: an HTTP/1.0 recipient cannot be trusted with it; treat as faulty.
+            if (minor == 0) return "Transfer-Encoding in an HTTP/1.0 request";
+            if (f.has_length) return "both Transfer-Encoding and Content-Length";
+            f.has_coding = true;
+            const char* why = nullptr;
+            each_element(v, [&](std::string_view coding) {
+                size_t k = 0;
+                while (k < coding.size() && is(static_cast<unsigned char>(coding[k]), kToken)) ++k;
+                const std::string_view params = trim_ows(coding.substr(k));
+                if (k == 0 || (!params.empty() && params[0] != ';'))
+                    why = "invalid Transfer-Encoding";
+                else if (f.chunked)  // chunked must be applied last, and only once (§6.3)
+                    why = "chunked is not the final transfer coding";
+                else if (!lit_iequals(coding.substr(0, k), "chunked"))
+                    f.unknown_coding = true;
+                else if (!params.empty())
+                    why = "parameters on the chunked coding";
+                else
+                    f.chunked = true;
+                return why == nullptr;
+            });
+            return why;
+        }
+        default:
+            break;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+ParseResult parse_request_head(std::string_view data, RequestHead& out,
+                               std::span<Header> headers_storage, const ParserLimits& limits,
+                               size_t scanned) {
+    // One pass validates while it goes, so there is no separate search for the end of the head
+    // for `scanned` to shorten; the parameter stays for callers that track it anyway.
+    (void)scanned;
+    out = RequestHead{};
+    const auto* s = reinterpret_cast<const unsigned char*>(data.data());
+    const size_t n = data.size();
+    const auto view = [&](size_t from, size_t to) {
+        return std::string_view(data.data() + from, to - from);
+    };
+    // A byte needed at or beyond `cap` proves the limit crossed whether or not it has arrived;
+    // below it, running out of input only means "wait".
+    const auto short_of = [n](size_t cap, int status, const char* why) {
+        return cap <= n ? ParseResult::error(status, why) : ParseResult::incomplete();
+    };
+    const auto sat_add = [](size_t a, size_t b) {
+        return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max()
+                                                          : a + b;
+    };
+    constexpr const char* kLongLine = "request line too long";
+
+    // Request line. Empty lines before it are skipped (RFC 9112 §2.2) and count toward its
+    // limit, so that a stream of CRLFs cannot keep a connection waiting forever.
+    size_t i = 0;
+    const size_t rl_cap = sat_add(limits.max_request_line, 1);
+    const size_t rl_stop = std::min(n, rl_cap);
+    while (i < rl_stop && s[i] == '\r') {
+        if (i + 1 == rl_stop) return short_of(rl_cap, 414, kLongLine);
+        if (s[i + 1] != '\n') return ParseResult::error(400, "bare CR");
+        i += 2;
+    }
+    const size_t m0 = i;
+    while (i < rl_stop && is(s[i], kToken)) ++i;
+    if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
+    if (s[i] != ' ' || i == m0) return ParseResult::error(400, "invalid method");
+    out.method_name = view(m0, i);
+    out.method = lookup_method(out.method_name);
+
+    const size_t t0 = ++i;
+    i = scan_target(s, i, rl_stop);
+    if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
+    if (s[i] == '\r') return ParseResult::error(400, "missing HTTP version");
+    if (s[i] != ' ' || i == t0) return ParseResult::error(400, "invalid request target");
+    out.target = view(t0, i);
+    if (const char* why = classify_target(out.target, out.method, out))
+        return ParseResult::error(400, why);
+
+    ++i;
+    unsigned minor = 0;
+    if (rl_stop - i >= 9 && std::memcmp(s + i, "HTTP/1.", 7) == 0 &&
+        static_cast<unsigned>(s[i + 7] - '0') < 10u && s[i + 8] == '\r') {
+        minor = static_cast<unsigned>(s[i + 7] - '0');
+        i += 8;
+    } else {
+        // The slow path checks byte by byte so that a bad prefix is refused before its end.
+        constexpr std::string_view kProto = "HTTP/";
+        unsigned major = 0;
+        for (size_t k = 0; k < 8; ++k, ++i) {
+            if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
+            const unsigned c = s[i];
+            const bool ok = k < 5    ? c == static_cast<unsigned char>(kProto[k])
+                            : k == 6 ? c == '.'
+                                     : c - '0' < 10u;
+            if (!ok) return ParseResult::error(400, "invalid HTTP version");
+            if (k == 5) major = c - '0';
+            if (k == 7) minor = c - '0';
+        }
+        if (major != 1) return ParseResult::error(505, "HTTP version not supported");
+        if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
+        if (s[i] != '\r') return ParseResult::error(400, "invalid HTTP version");
+    }
+    // HTTP/1.2 and later minors are spoken to as 1.1 (RFC 9110 §2.5).
+    out.version_minor = minor == 0 ? 0 : 1;
+    if (++i == n) return ParseResult::incomplete();
+    if (s[i] != '\n') return ParseResult::error(400, "bare CR");
+    ++i;
+
+    // Field lines. The block (up to and including the empty line) must fit max_header_bytes.
+    const size_t hb_cap = sat_add(i, limits.max_header_bytes);
+    const size_t stop = std::min(n, hb_cap);
+    const size_t max_fields = std::min(limits.max_headers, headers_storage.size());
+    constexpr const char* kBigBlock = "header section too large";
+    size_t count = 0;
+    Fields f;
+    for (;;) {
+        if (i == stop) return short_of(hb_cap, 431, kBigBlock);
+        if (s[i] == '\r') {
+            if (i + 1 == stop) return short_of(hb_cap, 431, kBigBlock);
+            if (s[i + 1] != '\n') return ParseResult::error(400, "bare CR");
+            i += 2;
+            break;
+        }
+        // A line starting with whitespace is obs-fold, or hides a field from other parsers.
+        if (is_ows(s[i])) return ParseResult::error(400, "obsolete line folding");
+        if (count == max_fields) return ParseResult::error(431, "too many header fields");
+        const size_t n0 = i;
+        while (i < stop && is(s[i], kToken)) ++i;
+        if (i == stop) return short_of(hb_cap, 431, kBigBlock);
+        if (s[i] != ':' || i == n0) {
+            return ParseResult::error(400, i == n0        ? "empty field name"
+                                           : is_ows(s[i]) ? "whitespace before colon"
+                                                          : "invalid field name");
+        }
+        const size_t n1 = i++;
+        while (i < stop && is_ows(s[i])) ++i;
+        const size_t v0 = i;
+        i = scan_value(s, i, stop);
+        if (i == stop) return short_of(hb_cap, 431, kBigBlock);
+        if (s[i] != '\r') return ParseResult::error(400, "invalid character in field value");
+        size_t v1 = i;
+        while (v1 > v0 && is_ows(s[v1 - 1])) --v1;
+        if (i + 1 == stop) return short_of(hb_cap, 431, kBigBlock);
+        if (s[i + 1] != '\n') return ParseResult::error(400, "bare CR");
+        i += 2;
+        Header& h = headers_storage[count++];
+        h.name = view(n0, n1);
+        h.value = view(v0, v1);
+        if (const char* why = apply_field(h.name, h.value, f, out.version_minor))
+            return ParseResult::error(400, why);
+    }
+    out.headers = headers_storage.first(count);
+
+    // The head is complete and well-formed; now what it asks for.
+    if (out.version_minor == 1 && !f.has_host) return ParseResult::error(400, "missing Host");
+    if (f.has_coding) {
+        // Only chunked is implemented: anything else (RFC 9112 §6.1) is a 501.
+        if (f.unknown_coding) return ParseResult::error(501, "transfer coding not implemented");
+        if (!f.chunked) return ParseResult::error(400, "empty Transfer-Encoding");
+        out.framing = BodyFraming::Chunked;
+    } else if (f.has_length) {
+        if (f.content_length > limits.max_body) return ParseResult::error(413, "content too large");
+        out.framing = BodyFraming::ContentLength;
+        out.content_length = f.content_length;
+    }
+    if (f.bad_expect) return ParseResult::error(417, "unsupported expectation");
+    // A 1.0 client cannot read a 100 response; RFC 9110 §10.1.1 says to ignore its Expect.
+    out.expect_continue = f.expect_continue && out.version_minor == 1;
+    out.keep_alive = !f.close && (out.version_minor == 1 || f.keep_alive);
+    if (out.authority.empty()) out.authority = f.host;
+    return ParseResult::complete(i);
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (lower(static_cast<unsigned char>(a[i])) != lower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+std::string_view find_header(const RequestHead& head, std::string_view name) {
+    for (const Header& h : head.headers)
+        if (iequals(h.name, name)) return h.value;
+    return {};
+}
+
+std::string_view method_name(Method m) {
+    switch (m) {
+        case Method::Get:
+            return "GET";
+        case Method::Head:
+            return "HEAD";
+        case Method::Post:
+            return "POST";
+        case Method::Put:
+            return "PUT";
+        case Method::Delete:
+            return "DELETE";
+        case Method::Options:
+            return "OPTIONS";
+        case Method::Patch:
+            return "PATCH";
+        case Method::Trace:
+            return "TRACE";
+        case Method::Connect:
+            return "CONNECT";
+        case Method::Other:
+            break;
+    }
+    return "OTHER";
+}
+
+}  // namespace rivet::http
