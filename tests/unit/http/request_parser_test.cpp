@@ -1,0 +1,616 @@
+// Unit tests of the request head parser: one row per rejection rule, acceptance cases, every
+// limit on both sides, and the split/hint invariants (every proper prefix is Incomplete or the
+// same error; the `scanned` hint never changes a result).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "http/request_parser.hpp"
+
+using namespace std::string_literals;
+using rivet::http::BodyFraming;
+using rivet::http::Header;
+using rivet::http::Method;
+using rivet::http::ParseResult;
+using rivet::http::ParserLimits;
+using rivet::http::RequestHead;
+
+namespace {
+
+struct Parsed {
+    ParseResult r;
+    RequestHead head;
+    std::vector<Header> storage = std::vector<Header>(64);
+};
+
+Parsed parse(std::string_view in, const ParserLimits& limits = {}, size_t scanned = 0,
+             size_t storage = 64) {
+    Parsed p;
+    p.storage.resize(storage);
+    p.r = rivet::http::parse_request_head(in, p.head, p.storage, limits, scanned);
+    return p;
+}
+
+std::string describe(const ParseResult& r) {
+    switch (r.kind) {
+        case ParseResult::Complete:
+            return "Complete(" + std::to_string(r.head_bytes) + ")";
+        case ParseResult::Incomplete:
+            return "Incomplete";
+        case ParseResult::Error:
+            return "Error(" + std::to_string(r.status) + ", " + r.reason + ")";
+    }
+    return "?";
+}
+
+bool same_result(const ParseResult& a, const ParseResult& b) {
+    return a.kind == b.kind && a.head_bytes == b.head_bytes && a.status == b.status &&
+           std::string_view(a.reason) == b.reason;
+}
+
+bool same_head(const RequestHead& a, const RequestHead& b) {
+    if (a.headers.size() != b.headers.size()) return false;
+    for (size_t i = 0; i < a.headers.size(); ++i)
+        if (a.headers[i].name != b.headers[i].name || a.headers[i].value != b.headers[i].value)
+            return false;
+    return a.method_name == b.method_name && a.method == b.method && a.target == b.target &&
+           a.path == b.path && a.query == b.query && a.authority == b.authority &&
+           a.version_minor == b.version_minor && a.framing == b.framing &&
+           a.content_length == b.content_length && a.keep_alive == b.keep_alive &&
+           a.expect_continue == b.expect_continue;
+}
+
+// Every prefix shorter than the head must be Incomplete or already the final error, every longer
+// one must give the same head (pipelined data after it changes nothing), and the hint must not
+// change any answer (it is passed as the previous prefix length, as a connection would).
+void expect_split_invariants(std::string_view in, const ParserLimits& limits = {}) {
+    const Parsed whole = parse(in, limits);
+    for (size_t k = 0; k < in.size(); ++k) {
+        const Parsed part = parse(in.substr(0, k), limits);
+        bool ok = part.r.kind == ParseResult::Incomplete ||
+                  (whole.r.kind == ParseResult::Error && same_result(part.r, whole.r));
+        if (whole.r.kind == ParseResult::Complete && k >= whole.r.head_bytes)
+            ok = same_result(part.r, whole.r) && same_head(part.head, whole.head);
+        ASSERT_TRUE(ok) << "prefix " << k << " of " << testing::PrintToString(std::string(in))
+                        << ": " << describe(part.r) << ", whole: " << describe(whole.r);
+    }
+    for (size_t k = 1; k <= in.size(); ++k) {
+        const Parsed plain = parse(in.substr(0, k), limits);
+        const Parsed hinted = parse(in.substr(0, k), limits, k - 1);
+        ASSERT_TRUE(same_result(plain.r, hinted.r)) << "hint changed prefix " << k;
+        if (plain.r.kind == ParseResult::Complete) {
+            ASSERT_TRUE(same_head(plain.head, hinted.head));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rejections: one row per rule.
+
+struct Reject {
+    const char* name;
+    std::string in;
+    int status;
+};
+
+std::string get(std::string_view fields) {
+    return "GET / HTTP/1.1\r\nHost: h\r\n"s += fields;
+}
+std::string post(std::string_view fields) {
+    return "POST / HTTP/1.1\r\nHost: h\r\n"s += fields;
+}
+
+const std::vector<Reject>& reject_rows() {
+    static const std::vector<Reject> rows = {
+        // Framing (RFC 9112 §6): every ambiguity is a 400.
+        {"cl_then_te", post("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"), 400},
+        {"te_then_cl", post("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"), 400},
+        {"te_empty_with_cl", post("Content-Length: 5\r\nTransfer-Encoding:\r\n\r\n"), 400},
+        {"cl_differing_dup", post("Content-Length: 5\r\nContent-Length: 6\r\n\r\n"), 400},
+        {"cl_list", post("Content-Length: 5, 5\r\n\r\n"), 400},
+        {"cl_non_digit", post("Content-Length: 5a\r\n\r\n"), 400},
+        {"cl_hex", post("Content-Length: 0x5\r\n\r\n"), 400},
+        {"cl_empty", post("Content-Length:\r\n\r\n"), 400},
+        {"cl_blank", post("Content-Length:   \r\n\r\n"), 400},
+        {"cl_plus", post("Content-Length: +5\r\n\r\n"), 400},
+        {"cl_minus", post("Content-Length: -5\r\n\r\n"), 400},
+        {"cl_inner_space", post("Content-Length: 4 2\r\n\r\n"), 400},
+        {"cl_overflow", post("Content-Length: 18446744073709551616\r\n\r\n"), 400},
+        {"cl_overflow_long", post("Content-Length: 100000000000000000000000\r\n\r\n"), 400},
+        {"te_chunked_not_final", post("Transfer-Encoding: chunked, gzip\r\n\r\n"), 400},
+        {"te_chunked_twice", post("Transfer-Encoding: chunked, chunked\r\n\r\n"), 400},
+        {"te_chunked_twice_lines",
+         post("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"), 400},
+        {"te_chunked_then_line",
+         post("Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n"), 400},
+        {"te_empty", post("Transfer-Encoding:\r\n\r\n"), 400},
+        {"te_only_commas", post("Transfer-Encoding: , ,\r\n\r\n"), 400},
+        {"te_chunked_params", post("Transfer-Encoding: chunked;q=1\r\n\r\n"), 400},
+        {"te_not_a_token", post("Transfer-Encoding: chu nked\r\n\r\n"), 400},
+        {"te_in_http10", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+        // Field syntax.
+        {"obs_fold", get("X: a\r\n b\r\n\r\n"), 400},
+        {"obs_fold_tab", get("X: a\r\n\tb\r\n\r\n"), 400},
+        {"fold_first_line", "GET / HTTP/1.1\r\n Host: h\r\n\r\n", 400},
+        {"space_before_colon", get("X : a\r\n\r\n"), 400},
+        {"tab_before_colon", get("X\t: a\r\n\r\n"), 400},
+        {"name_bad_char", get("X@Y: a\r\n\r\n"), 400},
+        {"name_ctl", get("X\x01Y: a\r\n\r\n"), 400},
+        {"name_non_ascii", get("X\xc3\xa9: a\r\n\r\n"), 400},
+        {"name_empty", get(": a\r\n\r\n"), 400},
+        {"name_no_colon", get("Xyz\r\n\r\n"), 400},
+        {"value_ctl", get("X: a\x01z\r\n\r\n"), 400},
+        {"value_del", get("X: a\x7fz\r\n\r\n"), 400},
+        {"value_vt", get("X: a\x0bz\r\n\r\n"), 400},
+        {"value_ff", get("X: a\x0cz\r\n\r\n"), 400},
+        {"value_esc_long",
+         get("X: aaaaaaaaaaaaaaaa\x1b"
+             "aaaaaaaaaaaaaaaaa\r\n\r\n"),
+         400},
+        {"value_bare_lf", get("X: a\nY: b\r\n\r\n"), 400},
+        // Bare CR, bare LF and NUL, wherever they are.
+        {"cr_in_request_line", "GET / HTTP/1.1\rHost: h\r\n\r\n", 400},
+        {"cr_in_target", "GET /a\rb HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"cr_in_value", get("X: a\rb\r\n\r\n"), 400},
+        {"cr_in_name", get("X\rY: a\r\n\r\n"), 400},
+        {"cr_at_end", get("\r\r\n"), 400},
+        {"cr_leading", "\rGET / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"lf_request_line", "GET / HTTP/1.1\nHost: h\r\n\r\n", 400},
+        {"lf_field_line", get("X: a\n\r\n"), 400},
+        {"lf_final", get("\n"), 400},
+        {"lf_leading", "\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"nul_method", "G\0ET / HTTP/1.1\r\nHost: h\r\n\r\n"s, 400},
+        {"nul_target", "GET /\0 HTTP/1.1\r\nHost: h\r\n\r\n"s, 400},
+        {"nul_version", "GET / HTTP/1\0.1\r\nHost: h\r\n\r\n"s, 400},
+        {"nul_name", get("X\0: a\r\n\r\n"s), 400},
+        {"nul_value", get("X: a\0b\r\n\r\n"s), 400},
+        // Host (RFC 9112 §3.2).
+        {"host_missing", "GET / HTTP/1.1\r\nX: a\r\n\r\n", 400},
+        {"host_missing_absolute", "GET http://h/ HTTP/1.1\r\n\r\n", 400},
+        {"host_twice", get("Host: h\r\n\r\n"), 400},
+        {"host_twice_case", get("HOST: h\r\n\r\n"), 400},
+        {"host_space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400},
+        {"host_userinfo", "GET / HTTP/1.1\r\nHost: u@h\r\n\r\n", 400},
+        {"host_slash", "GET / HTTP/1.1\r\nHost: h/x\r\n\r\n", 400},
+        // Method and request line.
+        {"method_bad_char", "GE(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"method_ctl", "GE\x01T / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"method_empty", " / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"method_tab", "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"double_space", "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"double_space_version", "GET /  HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"trailing_space", "GET / HTTP/1.1 \r\nHost: h\r\n\r\n", 400},
+        {"missing_version", "GET /\r\nHost: h\r\n\r\n", 400},
+        {"missing_target", "GET HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"http09", "GET /\r\n\r\n", 400},
+        {"target_space", "GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"target_ctl", "GET /a\x01 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"target_del", "GET /a\x7f HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"target_non_ascii", "GET /\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"target_tab", "GET /a\tb HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"target_relative", "GET a/b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"target_query_only", "GET ?a HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"asterisk_not_options", "GET * HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"asterisk_extra", "OPTIONS *a HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"authority_not_connect", "GET h:80 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"connect_origin_form", "CONNECT / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"connect_no_port", "CONNECT h HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"connect_empty_port", "CONNECT h: HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"connect_bad_port", "CONNECT h:8x HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"connect_no_host", "CONNECT :80 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"absolute_userinfo", "GET http://u:p@h/ HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"absolute_no_host", "GET http:///a HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"absolute_bad_scheme", "GET ftp://h/a HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        {"absolute_no_slashes", "GET http:h/a HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+        // Version syntax.
+        {"version_lowercase", "GET / http/1.1\r\nHost: h\r\n\r\n", 400},
+        {"version_garbage_minor", "GET / HTTP/1.x\r\nHost: h\r\n\r\n", 400},
+        {"version_no_minor", "GET / HTTP/1\r\nHost: h\r\n\r\n", 400},
+        {"version_no_dot", "GET / HTTP/11\r\nHost: h\r\n\r\n", 400},
+        {"version_two_digit_minor", "GET / HTTP/1.10\r\nHost: h\r\n\r\n", 400},
+        {"version_two_digit_major", "GET / HTTP/11.1\r\nHost: h\r\n\r\n", 400},
+        {"version_space", "GET / HTTP/ 1.1\r\nHost: h\r\n\r\n", 400},
+        {"version_https", "GET / HTTPS/1.1\r\nHost: h\r\n\r\n", 400},
+        {"version_rtsp", "GET / RTSP/1.0\r\n\r\n", 400},
+        {"version_ice", "SOURCE / ICE/1.0\r\n\r\n", 400},
+        // Well-formed but refused.
+        {"version_2", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505},
+        {"version_3", "GET / HTTP/3.0\r\nHost: h\r\n\r\n", 505},
+        {"version_9", "GET / HTTP/9.9\r\nHost: h\r\n\r\n", 505},
+        {"version_0", "GET / HTTP/0.9\r\nHost: h\r\n\r\n", 505},
+        {"te_gzip", post("Transfer-Encoding: gzip\r\n\r\n"), 501},
+        {"te_gzip_chunked", post("Transfer-Encoding: gzip, chunked\r\n\r\n"), 501},
+        {"te_gzip_then_chunked_line",
+         post("Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"), 501},
+        {"te_unknown", post("Transfer-Encoding: pigeons\r\n\r\n"), 501},
+        {"te_chunkedchunked", post("Transfer-Encoding: chunkedchunked\r\n\r\n"), 501},
+        {"te_identity", post("Transfer-Encoding: identity\r\n\r\n"), 501},
+        {"cl_over_max_body", post("Content-Length: 8388609\r\n\r\n"), 413},
+        {"cl_huge", post("Content-Length: 18446744073709551615\r\n\r\n"), 413},
+        {"expect_other", get("Expect: 101-continue\r\n\r\n"), 417},
+        {"expect_list", get("Expect: 100-continue, x\r\n\r\n"), 417},
+        {"expect_empty", get("Expect:\r\n\r\n"), 417},
+        // A framing 400 beats the semantic statuses that wait for the end of the head.
+        {"te_gzip_with_cl", post("Transfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\n"), 400},
+        {"expect_then_bad_line", get("Expect: nope\r\nX : y\r\n\r\n"), 400},
+    };
+    return rows;
+}
+
+class RequestParserReject : public testing::TestWithParam<Reject> {};
+
+TEST_P(RequestParserReject, HasItsStatusAndSplitsConsistently) {
+    const Reject& row = GetParam();
+    const Parsed p = parse(row.in);
+    ASSERT_EQ(p.r.kind, ParseResult::Error) << describe(p.r);
+    EXPECT_EQ(p.r.status, row.status) << p.r.reason;
+    EXPECT_STRNE(p.r.reason, "");
+    expect_split_invariants(row.in);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, RequestParserReject, testing::ValuesIn(reject_rows()),
+                         [](const testing::TestParamInfo<Reject>& info) {
+                             return std::string(info.param.name);
+                         });
+
+// Errors must not wait for the end of the head when the prefix already proves them.
+TEST(RequestParser, RefusesGarbageEarly) {
+    for (std::string_view in :
+         {"GE\x01", "GET /\x01", "GET / HTTP/2.0", "GET / HTTX", "GET / HTTP/1.1\rx", " ",
+          "GET / HTTP/1.1\r\nHost: h\r\n X", "GET / HTTP/1.1\r\nX Y", "GET / HTTP/1.1\r\nX: \x01",
+          "\r\r", "OPTIONS /\r"}) {
+        const Parsed p = parse(in);
+        EXPECT_EQ(p.r.kind, ParseResult::Error) << testing::PrintToString(std::string(in));
+    }
+    // ...but a prefix that may still become valid waits.
+    for (std::string_view in : {"", "\r", "\r\n", "G", "GET", "GET ", "GET /", "GET / HTTP/1.",
+                                "GET / HTTP/1.1\r", "GET / HTTP/1.1\r\nHost: h\r\n\r"}) {
+        EXPECT_EQ(parse(in).r.kind, ParseResult::Incomplete)
+            << testing::PrintToString(std::string(in));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acceptance.
+
+TEST(RequestParser, ParsesTheCommonCase) {
+    const std::string in =
+        "GET /a/b?x=1&y=2 HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent:  curl/8 \r\n"
+        "accept:*/*\r\nX-Empty:\r\nX-Tab:\tv\tw\t\r\n\r\n";
+    const Parsed p = parse(in);
+    ASSERT_EQ(p.r.kind, ParseResult::Complete) << describe(p.r);
+    EXPECT_EQ(p.r.head_bytes, in.size());
+    const RequestHead& h = p.head;
+    EXPECT_EQ(h.method, Method::Get);
+    EXPECT_EQ(h.method_name, "GET");
+    EXPECT_EQ(h.target, "/a/b?x=1&y=2");
+    EXPECT_EQ(h.path, "/a/b");
+    EXPECT_EQ(h.query, "x=1&y=2");
+    EXPECT_EQ(h.authority, "example.com:8080");
+    EXPECT_EQ(h.version_minor, 1);
+    EXPECT_EQ(h.framing, BodyFraming::None);
+    EXPECT_TRUE(h.keep_alive);
+    EXPECT_FALSE(h.expect_continue);
+    ASSERT_EQ(h.headers.size(), 5u);
+    EXPECT_EQ(h.headers[0].name, "Host");
+    EXPECT_EQ(h.headers[1].value, "curl/8");
+    EXPECT_EQ(h.headers[2].name, "accept");
+    EXPECT_EQ(h.headers[2].value, "*/*");
+    EXPECT_EQ(h.headers[3].value, "");
+    EXPECT_EQ(h.headers[4].value, "v\tw");
+    // Zero-copy: every view points into the input, and the fields into the caller's storage.
+    EXPECT_EQ(h.target.data(), in.data() + 4);
+    EXPECT_EQ(h.headers.data(), p.storage.data());
+    EXPECT_EQ(h.headers[1].value.data(), in.data() + in.find("curl"));
+    EXPECT_EQ(rivet::http::find_header(h, "USER-agent"), "curl/8");
+    EXPECT_EQ(rivet::http::find_header(h, "absent"), "");
+    expect_split_invariants(in);
+}
+
+TEST(RequestParser, MapsMethodsCaseSensitively) {
+    const std::pair<const char*, Method> cases[] = {
+        {"GET", Method::Get},        {"HEAD", Method::Head},
+        {"POST", Method::Post},      {"PUT", Method::Put},
+        {"DELETE", Method::Delete},  {"OPTIONS", Method::Options},
+        {"PATCH", Method::Patch},    {"TRACE", Method::Trace},
+        {"get", Method::Other},      {"PROPFIND", Method::Other},
+        {"M-SEARCH", Method::Other}, {"QUERY", Method::Other},
+        {"GETS", Method::Other},     {"!#$%&'*+-.^_`|~", Method::Other},
+    };
+    for (const auto& [name, method] : cases) {
+        const std::string in = std::string(name) + " /x HTTP/1.1\r\nHost: h\r\n\r\n";
+        const Parsed p = parse(in);
+        ASSERT_EQ(p.r.kind, ParseResult::Complete) << name << ": " << describe(p.r);
+        EXPECT_EQ(p.head.method, method) << name;
+        EXPECT_EQ(p.head.method_name, name);
+        if (method != Method::Other) {
+            EXPECT_EQ(rivet::http::method_name(method), name);
+        }
+    }
+    const Parsed c = parse("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+    ASSERT_EQ(c.r.kind, ParseResult::Complete) << describe(c.r);
+    EXPECT_EQ(c.head.method, Method::Connect);
+    EXPECT_EQ(c.head.authority, "example.com:443");
+    EXPECT_EQ(c.head.path, "");
+    const Parsed v6 = parse("CONNECT [::1]:8443 HTTP/1.0\r\n\r\n");
+    ASSERT_EQ(v6.r.kind, ParseResult::Complete) << describe(v6.r);
+    EXPECT_EQ(v6.head.authority, "[::1]:8443");
+}
+
+TEST(RequestParser, AcceptsEveryTargetForm) {
+    struct Case {
+        const char* line;
+        const char* path;
+        const char* query;
+        const char* authority;
+    };
+    const Case cases[] = {
+        {"GET http://example.com:8080/a/b?x=1 HTTP/1.1", "/a/b", "x=1", "example.com:8080"},
+        {"GET HTTPS://Example.com/ HTTP/1.1", "/", "", "Example.com"},
+        {"GET http://example.com HTTP/1.1", "/", "", "example.com"},
+        {"GET http://example.com?q=1 HTTP/1.1", "/", "q=1", "example.com"},
+        {"GET http://[::1]:80/x HTTP/1.1", "/x", "", "[::1]:80"},
+        {"OPTIONS * HTTP/1.1", "*", "", "host.test"},
+        {"GET /a?b?c HTTP/1.1", "/a", "b?c", "host.test"},
+        {"GET /a?b#frag HTTP/1.1", "/a", "b", "host.test"},
+        {"GET /a#frag?x HTTP/1.1", "/a", "", "host.test"},
+        {"GET /q? HTTP/1.1", "/q", "", "host.test"},
+        {"GET /with_\"quotes\"|\\bars HTTP/1.1", "/with_\"quotes\"|\\bars", "", "host.test"},
+    };
+    for (const Case& c : cases) {
+        const std::string in = std::string(c.line) + "\r\nHost: host.test\r\n\r\n";
+        const Parsed p = parse(in);
+        ASSERT_EQ(p.r.kind, ParseResult::Complete) << c.line << ": " << describe(p.r);
+        EXPECT_EQ(p.head.path, c.path) << c.line;
+        EXPECT_EQ(p.head.query, c.query) << c.line;
+        EXPECT_EQ(p.head.authority, c.authority) << c.line;
+        expect_split_invariants(in);
+    }
+}
+
+TEST(RequestParser, AppliesKeepAliveRules) {
+    struct Case {
+        const char* version;
+        const char* connection;  // nullptr: no Connection field
+        bool keep_alive;
+    };
+    const Case cases[] = {
+        {"1.1", nullptr, true},           {"1.1", "close", false},
+        {"1.1", "Close", false},          {"1.1", "keep-alive", true},
+        {"1.1", "upgrade, CLOSE", false}, {"1.1", "closed", true},
+        {"1.1", " ,close , ", false},     {"1.1", "keep-alive, close", false},
+        {"1.0", nullptr, false},          {"1.0", "keep-alive", true},
+        {"1.0", "Keep-Alive", true},      {"1.0", "keep-alive, close", false},
+        {"1.0", "keep-alived", false},    {"1.2", nullptr, true},
+    };
+    for (const Case& c : cases) {
+        std::string in = "GET / HTTP/" + std::string(c.version) + "\r\nHost: h\r\n";
+        if (c.connection) in += "Connection: " + std::string(c.connection) + "\r\n";
+        in += "\r\n";
+        const Parsed p = parse(in);
+        ASSERT_EQ(p.r.kind, ParseResult::Complete) << in << describe(p.r);
+        EXPECT_EQ(p.head.keep_alive, c.keep_alive) << in;
+    }
+    // Two Connection lines are one list.
+    const Parsed two = parse(get("Connection: keep-alive\r\nConnection: close\r\n\r\n"));
+    EXPECT_FALSE(two.head.keep_alive);
+    // HTTP/1.2 is spoken to as 1.1; HTTP/1.0 needs no Host.
+    EXPECT_EQ(parse("GET / HTTP/1.2\r\nHost: h\r\n\r\n").head.version_minor, 1);
+    const Parsed ten = parse("HEAD / HTTP/1.0\r\n\r\n");
+    ASSERT_EQ(ten.r.kind, ParseResult::Complete);
+    EXPECT_EQ(ten.head.method, Method::Head);
+    EXPECT_EQ(ten.head.version_minor, 0);
+    EXPECT_EQ(ten.head.authority, "");
+}
+
+TEST(RequestParser, ReadsBodyFramingAndExpect) {
+    Parsed p = parse(post("content-length: 0042\r\n\r\n"));
+    ASSERT_EQ(p.r.kind, ParseResult::Complete) << describe(p.r);
+    EXPECT_EQ(p.head.framing, BodyFraming::ContentLength);
+    EXPECT_EQ(p.head.content_length, 42u);
+
+    p = parse(post("Content-Length: 7\r\nX: y\r\nContent-Length: 7\r\n\r\n"));  // same value
+    ASSERT_EQ(p.r.kind, ParseResult::Complete) << describe(p.r);
+    EXPECT_EQ(p.head.content_length, 7u);
+
+    p = parse(post("Content-Length: 0\r\n\r\n"));
+    EXPECT_EQ(p.head.framing, BodyFraming::ContentLength);
+    EXPECT_EQ(p.head.content_length, 0u);
+
+    for (const char* te : {"chunked", "Chunked", "CHUNKED", " , chunked ,", "chunked\t"}) {
+        p = parse(post("Transfer-Encoding: " + std::string(te) + "\r\n\r\n"));
+        ASSERT_EQ(p.r.kind, ParseResult::Complete) << te << describe(p.r);
+        EXPECT_EQ(p.head.framing, BodyFraming::Chunked) << te;
+    }
+
+    p = parse(post("Expect: 100-Continue\r\nContent-Length: 5\r\n\r\n"));
+    ASSERT_EQ(p.r.kind, ParseResult::Complete);
+    EXPECT_TRUE(p.head.expect_continue);
+    p = parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+    ASSERT_EQ(p.r.kind, ParseResult::Complete);
+    EXPECT_FALSE(p.head.expect_continue);  // RFC 9110 §10.1.1: ignored in HTTP/1.0
+}
+
+TEST(RequestParser, AcceptsObsTextAndSkipsLeadingEmptyLines) {
+    const std::string obs = get("X: D\xc3\xbcsseldorf \xff\x80\r\n\r\n");
+    Parsed p = parse(obs);
+    ASSERT_EQ(p.r.kind, ParseResult::Complete) << describe(p.r);
+    EXPECT_EQ(p.head.headers[1].value, "D\xc3\xbcsseldorf \xff\x80");
+
+    const std::string lead = "\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n";
+    p = parse(lead);
+    ASSERT_EQ(p.r.kind, ParseResult::Complete) << describe(p.r);
+    EXPECT_EQ(p.r.head_bytes, lead.size());
+    EXPECT_EQ(p.head.method_name.data(), lead.data() + 4);
+    expect_split_invariants(lead);
+}
+
+TEST(RequestParser, StopsAtTheEndOfAPipelinedHead) {
+    const std::string first = "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n";
+    const std::string second = "HEAD /2 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+    const std::string third = "GET /3 HTTP/1.1\r\nHost: h\r\n\r\n";
+    const std::string all = first + second + third;
+    Parsed p = parse(all);
+    ASSERT_EQ(p.r.kind, ParseResult::Complete);
+    EXPECT_EQ(p.r.head_bytes, first.size());
+    EXPECT_EQ(p.head.path, "/1");
+    p = parse(std::string_view(all).substr(first.size()));
+    ASSERT_EQ(p.r.kind, ParseResult::Complete);
+    EXPECT_EQ(p.r.head_bytes, second.size());
+    EXPECT_EQ(p.head.method, Method::Head);
+    EXPECT_FALSE(p.head.keep_alive);
+    // A garbage third request does not spoil the ones before it.
+    const std::string bad = first + "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n";
+    p = parse(bad);
+    ASSERT_EQ(p.r.kind, ParseResult::Complete);
+    EXPECT_EQ(p.r.head_bytes, first.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits: just under each accepted, just over refused (complete and while incomplete).
+
+TEST(RequestParser, RequestLineLimit) {
+    ParserLimits lim;
+    lim.max_request_line = 64;
+    const std::string base = "GET /";
+    const std::string tail = " HTTP/1.1";
+    const std::string fits = base + std::string(64 - base.size() - tail.size(), 'a') + tail;
+    ASSERT_EQ(fits.size(), 64u);
+    const std::string rest = "\r\nHost: h\r\n\r\n";
+    EXPECT_EQ(parse(fits + rest, lim).r.kind, ParseResult::Complete);
+    const std::string over = base + std::string(65 - base.size() - tail.size(), 'a') + tail;
+    Parsed p = parse(over + rest, lim);
+    ASSERT_EQ(p.r.kind, ParseResult::Error);
+    EXPECT_EQ(p.r.status, 414);
+    // Without a line end: 64 bytes may still be a valid line, 65 cannot.
+    EXPECT_EQ(parse("GET /" + std::string(59, 'a'), lim).r.kind, ParseResult::Incomplete);
+    EXPECT_EQ(parse("GET /" + std::string(60, 'a'), lim).r.status, 414);
+    // Leading empty lines count toward it.
+    EXPECT_EQ(parse("\r\n" + fits + rest, lim).r.status, 414);
+    expect_split_invariants(over + rest, lim);
+    expect_split_invariants(fits + rest, lim);
+}
+
+TEST(RequestParser, HeaderBlockLimit) {
+    ParserLimits lim;
+    lim.max_header_bytes = 40;
+    const std::string line = "GET / HTTP/1.1\r\n";
+    const std::string host = "Host: h\r\n";                                     // 9
+    const std::string fits = host + "X: " + std::string(24, 'v') + "\r\n\r\n";  // 40
+    ASSERT_EQ(fits.size(), 40u);
+    EXPECT_EQ(parse(line + fits, lim).r.kind, ParseResult::Complete);
+    const std::string over = host + "X: " + std::string(25, 'v') + "\r\n\r\n";
+    EXPECT_EQ(parse(line + over, lim).r.status, 431);
+    EXPECT_EQ(parse(line + std::string(over, 0, 40), lim).r.status, 431);  // proven already
+    EXPECT_EQ(parse(line + std::string(over, 0, 39), lim).r.kind, ParseResult::Incomplete);
+    expect_split_invariants(line + over, lim);
+    expect_split_invariants(line + fits, lim);
+}
+
+TEST(RequestParser, FieldCountLimits) {
+    ParserLimits lim;
+    lim.max_headers = 4;
+    auto with_fields = [](int n) {
+        std::string in = "GET / HTTP/1.1\r\nHost: h\r\n";
+        for (int i = 1; i < n; ++i) in.append("X").append(std::to_string(i)).append(": v\r\n");
+        return in + "\r\n";
+    };
+    Parsed p = parse(with_fields(4), lim);
+    ASSERT_EQ(p.r.kind, ParseResult::Complete);
+    EXPECT_EQ(p.head.headers.size(), 4u);
+    p = parse(with_fields(5), lim);
+    EXPECT_EQ(p.r.status, 431);
+    expect_split_invariants(with_fields(5), lim);
+    // The caller's storage bounds it too.
+    EXPECT_EQ(parse(with_fields(3), {}, 0, 3).r.kind, ParseResult::Complete);
+    EXPECT_EQ(parse(with_fields(4), {}, 0, 3).r.status, 431);
+    EXPECT_EQ(parse(with_fields(1), {}, 0, 0).r.status, 431);
+}
+
+TEST(RequestParser, BodyLimit) {
+    ParserLimits lim;
+    lim.max_body = 100;
+    EXPECT_EQ(parse(post("Content-Length: 100\r\n\r\n"), lim).r.kind, ParseResult::Complete);
+    EXPECT_EQ(parse(post("Content-Length: 101\r\n\r\n"), lim).r.status, 413);
+    // Chunked bodies are the decoder's business.
+    EXPECT_EQ(parse(post("Transfer-Encoding: chunked\r\n\r\n"), lim).r.kind, ParseResult::Complete);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Feeding a stream byte by byte, as a connection would: a growing buffer, the hint set to the
+// previous length, heads and Content-Length bodies consumed as they complete.
+
+TEST(RequestParser, ByteByByteStreamGivesTheSameRequests) {
+    const std::string stream =
+        "GET /one HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n"
+        "POST /two?x=y HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+        "\r\n"  // a stray empty line between requests, as RFC 9112 §2.2 tolerates
+        "OPTIONS * HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n"
+        "GET http://b.test/three HTTP/1.1\r\nHost: a\r\nX-Long: " +
+        std::string(300, 'z') + "\r\n\r\n" +
+        "DELETE /four HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    const char* paths[] = {"/one", "/two", "*", "/three", "/four"};
+
+    // Reference: whole-buffer parsing.
+    std::vector<RequestHead> expected;
+    std::vector<std::vector<Header>> keep;
+    for (size_t pos = 0; pos < stream.size();) {
+        keep.emplace_back(16);
+        RequestHead h;
+        const ParseResult r = rivet::http::parse_request_head(std::string_view(stream).substr(pos),
+                                                              h, keep.back(), ParserLimits{});
+        ASSERT_EQ(r.kind, ParseResult::Complete) << describe(r) << " at " << pos;
+        pos += r.head_bytes + h.content_length;
+        expected.push_back(h);
+    }
+    ASSERT_EQ(expected.size(), 5u);
+
+    for (const bool hinted : {false, true}) {
+        std::string buf;
+        size_t scanned = 0, got = 0;
+        std::vector<Header> storage(16);
+        for (const char c : stream) {
+            buf.push_back(c);
+            RequestHead h;
+            const ParseResult r = rivet::http::parse_request_head(buf, h, storage, ParserLimits{},
+                                                                  hinted ? scanned : 0);
+            ASSERT_NE(r.kind, ParseResult::Error) << describe(r);
+            if (r.kind == ParseResult::Incomplete) {
+                scanned = buf.size();
+                continue;
+            }
+            if (buf.size() - r.head_bytes < h.content_length) continue;  // body not in yet
+            ASSERT_LT(got, expected.size());
+            const RequestHead& e = expected[got];
+            EXPECT_EQ(h.path, paths[got]);
+            EXPECT_EQ(h.method_name, e.method_name);
+            EXPECT_EQ(h.target, e.target);
+            EXPECT_EQ(h.authority, e.authority);
+            EXPECT_EQ(h.keep_alive, e.keep_alive);
+            EXPECT_EQ(h.expect_continue, e.expect_continue);
+            ASSERT_EQ(h.headers.size(), e.headers.size());
+            for (size_t k = 0; k < h.headers.size(); ++k) {
+                EXPECT_EQ(h.headers[k].name, e.headers[k].name);
+                EXPECT_EQ(h.headers[k].value, e.headers[k].value);
+            }
+            buf.erase(0, r.head_bytes + h.content_length);
+            scanned = 0;
+            ++got;
+        }
+        EXPECT_EQ(got, expected.size());
+        EXPECT_TRUE(buf.empty());
+        expect_split_invariants(stream);
+    }
+}
+
+TEST(RequestParser, IequalsAndMethodNames) {
+    EXPECT_TRUE(rivet::http::iequals("Content-Length", "content-LENGTH"));
+    EXPECT_FALSE(rivet::http::iequals("Content-Length", "Content-Lengt"));
+    EXPECT_FALSE(rivet::http::iequals("a", "b"));
+    EXPECT_FALSE(rivet::http::iequals("[", "{"));  // not letters: no case folding
+    EXPECT_TRUE(rivet::http::iequals("", ""));
+    EXPECT_EQ(rivet::http::method_name(Method::Other), "OTHER");
+}
+
+}  // namespace
