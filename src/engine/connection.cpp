@@ -62,10 +62,21 @@ void Connection::on_readable() {
     }
     if (reading_paused_ || peer_eof_) return;
 
+    // A short unfinished tail moves back into the shared buffer and the read lands behind it,
+    // so the common case (a request split across two reads) costs one small copy and leaves the
+    // connection without a buffer of its own. Only large pending bodies keep growing in_.
     ssize_t n;
-    bool into_shared = in_.empty();
+    char* shared = owner_.read_buffer();
+    bool into_shared = in_.size() <= kTailToShared;
+    size_t tail = 0;
     if (into_shared) {
-        n = read(fd_, owner_.read_buffer(), IoThread::kReadBufferSize);
+        tail = in_.size();
+        if (tail > 0) {
+            std::memcpy(shared, in_.data(), tail);
+            std::string().swap(in_);
+        }
+        n = read(fd_, shared + tail, IoThread::kReadBufferSize - tail);
+        if (n <= 0 && tail > 0) in_.assign(shared, tail);  // nothing new: keep what we had
     } else {
         size_t old = in_.size();
         in_.resize(old + IoThread::kReadBufferSize);
@@ -86,15 +97,18 @@ void Connection::on_readable() {
     }
 
     if (into_shared) {
-        const char* data = owner_.read_buffer();
-        size_t used = process(data, size_t(n));
+        size_t total = tail + size_t(n);
+        size_t used = process(shared, total);
         if (closed_) return;
-        if (used < size_t(n)) {
+        if (used < total) {
             if (closing_) {
                 discarded_input_ = true;
             } else {
-                in_.assign(data + used, size_t(n) - used);
-                if (!awaiting_body_) head_started_ms_ = owner_.loop().now_ms();
+                in_.assign(shared + used, total - used);
+                // A new head's clock starts with its first byte; a fresh connection's runs
+                // from the accept, so that one idle connection cannot wait twice as long.
+                bool new_head = used > 0 || (tail == 0 && served_ > 0);
+                if (new_head && !awaiting_body_) head_started_ms_ = owner_.loop().now_ms();
             }
         }
     } else {

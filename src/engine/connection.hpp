@@ -45,6 +45,9 @@ public:
     void close_when_idle();     // during a drain: after what is in flight
 
 private:
+    // Unfinished input up to this size is re-read through the loop's shared buffer.
+    static constexpr size_t kTailToShared = 16 * 1024;
+
     void on_io(uint32_t events) override;
     void on_timeout() override;
 
