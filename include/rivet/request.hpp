@@ -29,22 +29,22 @@ public:
     Request(const http::RequestHead& head, std::string_view body, const app::RouteParams& params,
             const engine::Exchange* exchange = nullptr);
 
-    Method method() const { return head_.method; }
-    std::string_view method_name() const { return head_.method_name; }
-    std::string_view target() const { return head_.target; }  // as sent
-    std::string_view path() const { return head_.path; }      // without the query
-    std::string_view query_string() const { return head_.query; }
-    int version_minor() const { return head_.version_minor; }  // HTTP/1.<minor>
+    Method method() const { return head_->method; }
+    std::string_view method_name() const { return head_->method_name; }
+    std::string_view target() const { return head_->target; }  // as sent
+    std::string_view path() const { return head_->path; }      // without the query
+    std::string_view query_string() const { return head_->query; }
+    int version_minor() const { return head_->version_minor; }  // HTTP/1.<minor>
     std::string_view body() const { return body_; }
     const std::string& peer_address() const;  // "127.0.0.1", "::1"; "" when unknown
 
     // Header fields, case-insensitive; first match, or "" when absent.
     std::string_view header(std::string_view name) const;
     bool has_header(std::string_view name) const;
-    std::span<const http::Header> headers() const { return head_.headers; }
+    std::span<const http::Header> headers() const { return head_->headers; }
 
     // Route parameters (":id" and "*rest" of the matched pattern), "" when absent.
-    std::string_view param(std::string_view name) const { return params_.get(name); }
+    std::string_view param(std::string_view name) const { return params_->get(name); }
 
     // Decoded query parameters ("+" is a space); the first value of a repeated key.
     std::optional<std::string> query(std::string_view key) const;
@@ -58,9 +58,11 @@ public:
 
 private:
     struct Owned;
-    http::RequestHead head_;
+    // Pointers, not copies: a Request is built for every request, so it stays a few words big.
+    // A detached Request points into its own Owned copy.
+    const http::RequestHead* head_;
     std::string_view body_;
-    app::RouteParams params_;
+    const app::RouteParams* params_;
     const engine::Exchange* exchange_;  // formats the peer address on demand; null when detached
     mutable std::string peer_;
     std::shared_ptr<Owned> owned_;  // set on detached copies

@@ -9,11 +9,13 @@ namespace rivet {
 struct Request::Owned {
     std::string arena;
     std::vector<http::Header> headers;
+    http::RequestHead head;
+    app::RouteParams params;
 };
 
 Request::Request(const http::RequestHead& head, std::string_view body,
                  const app::RouteParams& params, const engine::Exchange* exchange)
-    : head_(head), body_(body), params_(params), exchange_(exchange) {}
+    : head_(&head), body_(body), params_(&params), exchange_(exchange) {}
 
 const std::string& Request::peer_address() const {
     if (peer_.empty() && exchange_) peer_ = exchange_->peer_address();
@@ -21,13 +23,13 @@ const std::string& Request::peer_address() const {
 }
 
 std::string_view Request::header(std::string_view name) const {
-    for (const auto& h : head_.headers)
+    for (const auto& h : head_->headers)
         if (http::iequals(h.name, name)) return h.value;
     return {};
 }
 
 bool Request::has_header(std::string_view name) const {
-    for (const auto& h : head_.headers)
+    for (const auto& h : head_->headers)
         if (http::iequals(h.name, name)) return true;
     return false;
 }
@@ -35,7 +37,7 @@ bool Request::has_header(std::string_view name) const {
 const std::vector<std::pair<std::string, std::string>>& Request::query_params() const {
     if (!query_)
         query_ = std::make_shared<std::vector<std::pair<std::string, std::string>>>(
-            app::parse_query(head_.query));
+            app::parse_query(head_->query));
     return *query_;
 }
 
@@ -52,12 +54,14 @@ Request Request::detach() const {
     copy.peer_ = peer_address();
     copy.exchange_ = nullptr;
     auto owned = std::make_shared<Owned>();
+    owned->head = *head_;
+    owned->params = *params_;
 
-    size_t total = head_.method_name.size() + head_.target.size() + head_.authority.size() +
+    size_t total = head_->method_name.size() + head_->target.size() + head_->authority.size() +
                    body_.size();
-    for (const auto& h : head_.headers) total += h.name.size() + h.value.size();
-    for (size_t i = 0; i < params_.size; ++i)
-        total += params_.names[i].size() + params_.values[i].size();
+    for (const auto& h : head_->headers) total += h.name.size() + h.value.size();
+    for (size_t i = 0; i < params_->size; ++i)
+        total += params_->names[i].size() + params_->values[i].size();
     owned->arena.reserve(total);  // no reallocation below: the views stay put
 
     auto keep = [&](std::string_view v) -> std::string_view {
@@ -73,19 +77,21 @@ Request Request::detach() const {
         return moved.substr(size_t(part.data() - whole.data()), part.size());
     };
 
-    copy.head_.method_name = keep(head_.method_name);
-    copy.head_.target = keep(head_.target);
-    copy.head_.path = inside(head_.target, head_.path, copy.head_.target);
-    copy.head_.query = inside(head_.target, head_.query, copy.head_.target);
-    copy.head_.authority = keep(head_.authority);
-    owned->headers.reserve(head_.headers.size());
-    for (const auto& h : head_.headers) owned->headers.push_back({keep(h.name), keep(h.value)});
-    copy.head_.headers = owned->headers;
-    for (size_t i = 0; i < params_.size; ++i) {
-        copy.params_.names[i] = keep(params_.names[i]);
-        copy.params_.values[i] = keep(params_.values[i]);
+    owned->head.method_name = keep(head_->method_name);
+    owned->head.target = keep(head_->target);
+    owned->head.path = inside(head_->target, head_->path, owned->head.target);
+    owned->head.query = inside(head_->target, head_->query, owned->head.target);
+    owned->head.authority = keep(head_->authority);
+    owned->headers.reserve(head_->headers.size());
+    for (const auto& h : head_->headers) owned->headers.push_back({keep(h.name), keep(h.value)});
+    owned->head.headers = owned->headers;
+    for (size_t i = 0; i < params_->size; ++i) {
+        owned->params.names[i] = keep(params_->names[i]);
+        owned->params.values[i] = keep(params_->values[i]);
     }
     copy.body_ = keep(body_);
+    copy.head_ = &owned->head;
+    copy.params_ = &owned->params;
     copy.owned_ = std::move(owned);
     return copy;
 }

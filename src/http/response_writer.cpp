@@ -16,14 +16,28 @@ void append_uint(std::string& out, uint64_t v) {
 
 bool status_has_body(int status) { return status >= 200 && status != 204 && status != 304; }
 
+// "HTTP/1.1 200 OK\r\n" for every code, formatted once at start-up rather than per response.
+class StatusLines {
+public:
+    StatusLines() {
+        for (int code = 100; code < 600; ++code) {
+            std::string& line = lines_[code - 100];
+            line = "HTTP/1.1 " + std::to_string(code) + " ";
+            line += status_reason(code);
+            line += "\r\n";
+        }
+    }
+    std::string_view operator[](int code) const { return lines_[code - 100]; }
+
+private:
+    std::string lines_[500];
+};
+
+const StatusLines kStatusLines;
+
 void append_status_line(std::string& out, int status) {
-    char line[16] = "HTTP/1.1 000 ";
-    line[9] = char('0' + status / 100 % 10);
-    line[10] = char('0' + status / 10 % 10);
-    line[11] = char('0' + status % 10);
-    out.append(line, 13);
-    out.append(status_reason(status));
-    out.append("\r\n", 2);
+    if (status < 100 || status > 599) status = 500;  // Response::status() refuses these anyway
+    out.append(kStatusLines[status]);
 }
 
 void append_connection(std::string& out, const Framing& framing) {
