@@ -1,0 +1,106 @@
+"""The command line: --help, --version, bad flags (exit 2), the listening line."""
+import subprocess
+
+import pytest
+
+from rivet_e2e import BIN, LISTEN_RE, SLOW
+
+
+def run(*args, timeout=10):
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True,
+                          timeout=timeout * SLOW, stdin=subprocess.DEVNULL)
+
+
+def test_help():
+    p = run("--help")
+    assert p.returncode == 0, p
+    assert p.stdout.startswith("Usage: rivet"), p.stdout
+    for flag in ("--port", "--bind", "--threads", "--workers", "--queue", "--root", "--help",
+                 "--version"):
+        assert flag in p.stdout, flag
+    assert "listening" not in p.stdout
+
+
+def test_version():
+    p = run("--version")
+    assert p.returncode == 0, p
+    assert p.stdout == "rivet 0.1.0\n", p.stdout
+
+
+@pytest.mark.parametrize("args,named", [
+    (["--bogus"], "--bogus"),
+    (["--port", "0", "--frobnicate", "1"], "--frobnicate"),
+    (["-x"], "-x"),
+    (["extra-positional"], "extra-positional"),
+    (["--port", "abc"], "abc"),
+    (["--port=abc"], "abc"),
+    (["--port", "65536"], "65536"),
+    (["--port", "-1"], "-1"),
+    (["--port", ""], "--port"),
+    (["--port"], "--port"),
+    (["--threads", "0"], "--threads"),
+    (["--threads", "two"], "two"),
+    (["--workers", "0"], "--workers"),
+    (["--workers", "1.5"], "1.5"),
+    (["--queue", "0"], "--queue"),
+    (["--queue", "lots"], "lots"),
+    (["--root"], "--root"),
+])
+def test_bad_flags_exit_2(args, named):
+    p = run(*args)
+    assert p.returncode == 2, (args, p)
+    assert named in p.stderr, (args, p.stderr)
+    assert "listening" not in p.stdout
+
+
+def test_port_abc_names_the_option():
+    p = run("--port", "abc")
+    assert p.returncode == 2
+    assert "--port" in p.stderr and "abc" in p.stderr, p.stderr
+
+
+def test_listening_line_reports_threads_and_workers(rivet):
+    srv = rivet(args=("--threads", "3", "--workers", "5", "--queue", "7"))
+    assert (srv.threads, srv.workers) == (3, 5)
+    assert LISTEN_RE.search(srv.stdout())
+    assert srv.get("/hello").status == 200
+
+
+def test_inline_option_values(rivet):
+    srv = rivet(args=("--threads=1", "--workers=1", "--queue=10"))
+    assert (srv.threads, srv.workers) == (1, 1)
+    assert srv.get("/healthz").body == b"ok"
+
+
+def test_missing_root_page_is_404_not_a_crash(rivet, tmp_path):
+    empty = tmp_path / "empty-root"
+    empty.mkdir()
+    srv = rivet(root=empty)
+    r = srv.get("/")
+    assert r.status == 404, r
+    assert srv.get("/hello").status == 200
+
+
+def test_unusable_bind_address_fails_cleanly():
+    p = run("--port", "0", "--bind", "not-an-address")
+    assert p.returncode != 0 and p.returncode > 0, p
+    assert "not-an-address" in p.stderr, p.stderr
+    assert "listening" not in p.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="server bug: listening sockets set SO_REUSEPORT, so a "
+                   "second rivet on a port already served by another one starts and silently "
+                   "shares its traffic instead of failing with 'address in use'")
+def test_port_in_use_fails(rivet):
+    first = rivet(args=("--threads", "1", "--workers", "1"))
+    p = subprocess.Popen([str(BIN), "--port", str(first.port), "--bind", "127.0.0.1",
+                          "--threads", "1", "--workers", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=2 * SLOW)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        out, err = p.communicate(timeout=10)
+        pytest.fail(f"a second server started on the busy port {first.port}: {out.strip()}")
+    assert p.returncode != 0
+    assert "listen" in err or "in use" in err, err
