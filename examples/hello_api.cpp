@@ -16,14 +16,16 @@ int main() {
         res.json({{"sum", total}});
     });
     // CPU-heavy: runs on the worker pool, the I/O loops keep serving.
-    app.get("/primes", [](rivet::Request& req, rivet::Response& res) {
-        long limit = std::stol(req.query("below").value_or("100000")), count = 0;
-        for (long n = 2; n < limit; ++n) {
-            bool prime = true;
-            for (long d = 2; d * d <= n && prime; ++d) prime = n % d != 0;
-            count += prime;
-        }
-        res.json({{"below", limit}, {"primes", count}});
-    }).offload();
+    app.get("/primes",
+            [](rivet::Request& req, rivet::Response& res) {
+                long limit = std::stol(req.query("below").value_or("100000")), count = 0;
+                for (long n = 2; n < limit; ++n) {
+                    bool prime = true;
+                    for (long d = 2; d * d <= n && prime; ++d) prime = n % d != 0;
+                    count += prime;
+                }
+                res.json({{"below", limit}, {"primes", count}});
+            })
+        .offload();
     app.run({.port = 8080});
 }

@@ -24,12 +24,12 @@ using Handler = std::function<void(Request&, Response&)>;
 struct RunOptions {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
-    unsigned threads = 0;     // I/O loops; 0 = one per core
-    unsigned workers = 0;     // worker pool for offloaded routes; 0 = one per core
-    size_t queue = 1024;      // offloaded requests waiting for a worker; past it: 503
-    unsigned retry_after_s = 1;  // Retry-After of that 503
+    unsigned threads = 0;         // I/O loops; 0 = one per core
+    unsigned workers = 0;         // worker pool for offloaded routes; 0 = one per core
+    size_t queue = 1024;          // offloaded requests waiting for a worker; past it: 503
+    unsigned retry_after_s = 1;   // Retry-After of that 503
     engine::ServerConfig server;  // limits and timeouts (host, port and threads above win)
-    bool quiet = false;          // no "listening on" line
+    bool quiet = false;           // no "listening on" line
 };
 
 class App {

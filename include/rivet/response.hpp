@@ -26,8 +26,8 @@ public:
     Response& status(int code);  // throws std::invalid_argument outside 100..599
 
     // Body setters; each sets the matching Content-Type.
-    Response& text(std::string_view body);  // text/plain; charset=utf-8
-    Response& html(std::string_view body);  // text/html; charset=utf-8
+    Response& text(std::string_view body);        // text/plain; charset=utf-8
+    Response& html(std::string_view body);        // text/html; charset=utf-8
     Response& json(const nlohmann::json& value);  // application/json
     Response& body(std::string_view body, std::string_view content_type);
     Response& body(std::string&& body, std::string_view content_type);

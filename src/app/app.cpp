@@ -16,9 +16,9 @@ namespace rivet {
 
 namespace {
 
-constexpr Method kAllMethods[] = {Method::Get,   Method::Head,    Method::Post,
-                                  Method::Put,   Method::Delete,  Method::Options,
-                                  Method::Patch, Method::Trace,   Method::Connect};
+constexpr Method kAllMethods[] = {Method::Get,   Method::Head,   Method::Post,
+                                  Method::Put,   Method::Delete, Method::Options,
+                                  Method::Patch, Method::Trace,  Method::Connect};
 
 std::string allow_list(app::MethodSet allowed) {
     allowed |= app::method_bit(Method::Options);  // OPTIONS is answered for every known path
@@ -58,8 +58,7 @@ void App::Impl::serve(engine::Exchange& ex) {
         return ex.respond(res);
     }
     auto match = router.find(head.method, head.path);
-    if (match.kind == app::Router::Match::NotFound)
-        return ex.respond_simple(404, "Not Found\n");
+    if (match.kind == app::Router::Match::NotFound) return ex.respond_simple(404, "Not Found\n");
     if (match.kind == app::Router::Match::MethodNotAllowed) {
         std::string allow = "Allow: " + allow_list(match.allowed) + "\r\n";
         if (head.method == Method::Options) return ex.respond_simple(204, {}, allow);
@@ -135,9 +134,15 @@ App::Route App::route(Method method, std::string_view pattern, Handler handler) 
     return Route(*this, id);
 }
 
-App::Route App::get(std::string_view p, Handler h) { return route(Method::Get, p, std::move(h)); }
-App::Route App::post(std::string_view p, Handler h) { return route(Method::Post, p, std::move(h)); }
-App::Route App::put(std::string_view p, Handler h) { return route(Method::Put, p, std::move(h)); }
+App::Route App::get(std::string_view p, Handler h) {
+    return route(Method::Get, p, std::move(h));
+}
+App::Route App::post(std::string_view p, Handler h) {
+    return route(Method::Post, p, std::move(h));
+}
+App::Route App::put(std::string_view p, Handler h) {
+    return route(Method::Put, p, std::move(h));
+}
 App::Route App::patch(std::string_view p, Handler h) {
     return route(Method::Patch, p, std::move(h));
 }
@@ -157,8 +162,8 @@ uint16_t App::start(const RunOptions& options) {
     impl_->server->start();
     if (!options.quiet)
         std::printf("rivet listening on http://%s:%u (%u threads, %u workers)\n",
-                    options.host.c_str(), unsigned(impl_->server->port()),
-                    impl_->server->threads(), impl_->pool->workers());
+                    options.host.c_str(), unsigned(impl_->server->port()), impl_->server->threads(),
+                    impl_->pool->workers());
     std::fflush(stdout);
     return impl_->server->port();
 }

@@ -47,7 +47,9 @@ std::optional<std::string> Request::query(std::string_view key) const {
     return std::nullopt;
 }
 
-nlohmann::json Request::json() const { return nlohmann::json::parse(body_); }
+nlohmann::json Request::json() const {
+    return nlohmann::json::parse(body_);
+}
 
 Request Request::detach() const {
     Request copy(*this);
@@ -57,8 +59,8 @@ Request Request::detach() const {
     owned->head = *head_;
     owned->params = *params_;
 
-    size_t total = head_->method_name.size() + head_->target.size() + head_->authority.size() +
-                   body_.size();
+    size_t total =
+        head_->method_name.size() + head_->target.size() + head_->authority.size() + body_.size();
     for (const auto& h : head_->headers) total += h.name.size() + h.value.size();
     for (size_t i = 0; i < params_->size; ++i)
         total += params_->names[i].size() + params_->values[i].size();

@@ -7,7 +7,9 @@ WorkerPool::WorkerPool(unsigned workers, size_t max_queue) : max_queue_(max_queu
     for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
 }
 
-WorkerPool::~WorkerPool() { stop(); }
+WorkerPool::~WorkerPool() {
+    stop();
+}
 
 bool WorkerPool::try_submit(Job job) {
     {

@@ -25,7 +25,9 @@ Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_stor
     arm_timer();
 }
 
-Connection::~Connection() { owner_.loop().timers().cancel(*this); }
+Connection::~Connection() {
+    owner_.loop().timers().cancel(*this);
+}
 
 std::string Connection::peer_address() const {
     char buf[INET6_ADDRSTRLEN] = "";
@@ -33,7 +35,9 @@ std::string Connection::peer_address() const {
     return buf;
 }
 
-unsigned Connection::loop_index() const { return owner_.index(); }
+unsigned Connection::loop_index() const {
+    return owner_.index();
+}
 
 Connection::Pending& Connection::pending() {
     if (!pending_) pending_ = std::make_unique<Pending>();
@@ -128,7 +132,10 @@ void Connection::on_readable() {
 size_t Connection::process(const char* data, size_t len) {
     size_t pos = 0;
     while (pos < len && !closing_ && !closed_) {
-        if (should_pause()) break;
+        if (should_pause()) {
+            reading_paused_ = true;  // after_flush resumes with what is left in in_
+            break;
+        }
         size_t used = 0;
         if (!serve_one(data + pos, len - pos, used)) break;
         pos += used;
@@ -232,7 +239,9 @@ http::Framing Connection::framing_for(const http::RequestHead& head, bool close_
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 
-std::string& Connection::output() { return out_.empty() ? owner_.write_buffer() : out_; }
+std::string& Connection::output() {
+    return out_.empty() ? owner_.write_buffer() : out_;
+}
 
 bool Connection::should_pause() const {
     if (out_.size() > owner_.config().output_high_water) return true;
@@ -284,8 +293,7 @@ void Connection::respond_simple(const http::RequestHead& head, int status, std::
         emit(bytes, framing, nullptr);
         return;
     }
-    http::write_simple_response(output(), status, body, framing, owner_.date_block(),
-                                extra_fields);
+    http::write_simple_response(output(), status, body, framing, owner_.date_block(), extra_fields);
     if (!framing.keep_alive) closing_ = true;
 }
 

@@ -5,8 +5,8 @@
 // Responses for one read go out with one write. An idle keep-alive connection owns no buffer.
 #pragma once
 
-#include <cstdint>
 #include <sys/socket.h>
+#include <cstdint>
 
 #include <deque>
 #include <memory>
@@ -41,8 +41,8 @@ public:
     // Called by IoThread when a deferred response arrives.
     void complete(uint64_t sequence, http::Response&& response);
 
-    void close_now();           // immediately, whatever is pending
-    void close_when_idle();     // during a drain: after what is in flight
+    void close_now();        // immediately, whatever is pending
+    void close_when_idle();  // during a drain: after what is in flight
 
 private:
     // Unfinished input up to this size is re-read through the loop's shared buffer.
@@ -108,12 +108,12 @@ private:
     uint64_t head_started_ms_ = 0;  // when the first byte of the current request head arrived
     uint32_t served_ = 0;
     uint8_t interest_ = 0;
-    bool closing_ = false;       // answer no more requests; close once the output drains
+    bool closing_ = false;  // answer no more requests; close once the output drains
     bool peer_eof_ = false;
-    bool lingering_ = false;     // output done, write side shut, discarding input until EOF
+    bool lingering_ = false;  // output done, write side shut, discarding input until EOF
     bool continue_sent_ = false;
     bool reading_paused_ = false;
-    bool awaiting_body_ = false;  // in_ holds a complete head whose body is still arriving
+    bool awaiting_body_ = false;    // in_ holds a complete head whose body is still arriving
     bool discarded_input_ = false;  // unread request bytes were dropped: close must linger
     bool closed_ = false;
 };

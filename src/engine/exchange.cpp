@@ -5,8 +5,12 @@
 
 namespace rivet::engine {
 
-std::string Exchange::peer_address() const { return connection_.peer_address(); }
-unsigned Exchange::loop_index() const { return connection_.loop_index(); }
+std::string Exchange::peer_address() const {
+    return connection_.peer_address();
+}
+unsigned Exchange::loop_index() const {
+    return connection_.loop_index();
+}
 
 void Exchange::respond(const http::Response& response) {
     if (answered_) return;
@@ -49,10 +53,9 @@ void Deferred::complete(http::Response&& response) {
     if (!thread_) return;
     IoThread* thread = thread_;
     thread_ = nullptr;
-    thread->loop().post([thread, fd = fd_, id = connection_id_, seq = sequence_,
-                         r = std::move(response)]() mutable {
-        thread->deliver(fd, id, seq, std::move(r));
-    });
+    thread->loop().post(
+        [thread, fd = fd_, id = connection_id_, seq = sequence_,
+         r = std::move(response)]() mutable { thread->deliver(fd, id, seq, std::move(r)); });
 }
 
 }  // namespace rivet::engine

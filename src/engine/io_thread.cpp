@@ -42,7 +42,9 @@ void IoThread::join() {
     if (thread_.joinable()) thread_.join();
 }
 
-void IoThread::on_io(uint32_t) { accept_pending(); }
+void IoThread::on_io(uint32_t) {
+    accept_pending();
+}
 
 void IoThread::accept_pending() {
     // A bounded batch per turn keeps one busy listener from starving the connections.

@@ -77,7 +77,7 @@ private:
     std::string write_buffer_;
     std::vector<http::Header> headers_;
 
-    std::vector<Connection*> by_fd_;  // live connections, indexed by fd
+    std::vector<Connection*> by_fd_;      // live connections, indexed by fd
     std::vector<Connection*> graveyard_;  // closed this turn, deleted at its end
     size_t open_ = 0;
     size_t max_open_;

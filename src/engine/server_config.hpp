@@ -22,9 +22,9 @@ struct ServerConfig {
     uint64_t linger_timeout_ms = 2'000;   // reading what a client still sends after our close
     uint64_t drain_timeout_ms = 10'000;   // graceful stop: in-flight requests get this long
 
-    size_t max_connections = 100'000;           // past it, accepting pauses until one closes
-    uint32_t max_requests_per_connection = 0;   // 0 = unlimited
-    size_t max_pipelined = 64;     // responses waiting in order per connection before reading pauses
+    size_t max_connections = 100'000;          // past it, accepting pauses until one closes
+    uint32_t max_requests_per_connection = 0;  // 0 = unlimited
+    size_t max_pipelined = 64;  // responses waiting in order per connection before reading pauses
     size_t output_high_water = 1 << 20;  // unsent bytes past which reading pauses
 };
 

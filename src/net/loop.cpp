@@ -63,7 +63,9 @@ void Loop::modify(int fd, uint32_t interest, IoHandler* handler) {
     epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
 }
 
-void Loop::remove(int fd) { epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
+void Loop::remove(int fd) {
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+}
 
 void Loop::read_clocks() {
     now_ms_ = monotonic_ms();

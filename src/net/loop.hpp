@@ -49,7 +49,7 @@ public:
     void post(Task task);
 
     TimerWheel& timers() { return timers_; }
-    uint64_t now_ms() const { return now_ms_; }  // the monotonic clock, read once per turn
+    uint64_t now_ms() const { return now_ms_; }       // the monotonic clock, read once per turn
     int64_t wall_seconds() const { return wall_s_; }  // wall clock (Unix seconds), once per turn
 
     // Called at the end of every turn on the loop's thread (e.g. flush pending output).

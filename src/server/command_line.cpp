@@ -46,12 +46,26 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     };
     using Setter = std::function<bool(const std::string&)>;
     std::map<std::string, Setter> options = {
-        {"--port", [&](const std::string& v) { return parse_number<uint16_t>(v, 0, 65535, cl.run.port); }},
-        {"--bind", [&](const std::string& v) { cl.run.host = v; return !v.empty(); }},
-        {"--threads", [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, cl.run.threads); }},
-        {"--workers", [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, cl.run.workers); }},
-        {"--queue", [&](const std::string& v) { return parse_number<size_t>(v, 1, 10'000'000, cl.run.queue); }},
-        {"--root", [&](const std::string& v) { cl.demo.root = v; return !v.empty(); }},
+        {"--port",
+         [&](const std::string& v) { return parse_number<uint16_t>(v, 0, 65535, cl.run.port); }},
+        {"--bind",
+         [&](const std::string& v) {
+             cl.run.host = v;
+             return !v.empty();
+         }},
+        {"--threads",
+         [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, cl.run.threads); }},
+        {"--workers",
+         [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, cl.run.workers); }},
+        {"--queue",
+         [&](const std::string& v) {
+             return parse_number<size_t>(v, 1, 10'000'000, cl.run.queue);
+         }},
+        {"--root",
+         [&](const std::string& v) {
+             cl.demo.root = v;
+             return !v.empty();
+         }},
     };
     for (size_t i = 0; i < args.size(); ++i) {
         std::string arg = args[i];

@@ -8,8 +8,8 @@ namespace rivet::server {
 namespace {
 
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' ||
-                          s.front() == '\n'))
+    while (!s.empty() &&
+           (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
         s.remove_prefix(1);
     while (!s.empty() &&
            (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
@@ -53,7 +53,8 @@ Parsed<uint64_t> parse_count(std::string_view text, uint64_t max, std::string_vi
     return {v, {}};
 }
 
-Parsed<uint64_t> parse_json_count(const nlohmann::json& value, uint64_t max, std::string_view what) {
+Parsed<uint64_t> parse_json_count(const nlohmann::json& value, uint64_t max,
+                                  std::string_view what) {
     std::string name(what);
     if (value.is_string()) return parse_count(value.get<std::string>(), max, what);
     if (value.is_number_unsigned()) {

@@ -14,8 +14,8 @@ TEST(CommandLine, Defaults) {
 }
 
 TEST(CommandLine, ValuesInBothSpellings) {
-    auto cl = parse_command_line({"--port", "9000", "--bind=127.0.0.1", "--threads=3",
-                                  "--workers", "5", "--queue", "7", "--root", "/srv"});
+    auto cl = parse_command_line({"--port", "9000", "--bind=127.0.0.1", "--threads=3", "--workers",
+                                  "5", "--queue", "7", "--root", "/srv"});
     ASSERT_EQ(cl.action, CommandLine::Action::Serve) << cl.error;
     EXPECT_EQ(cl.run.port, 9000);
     EXPECT_EQ(cl.run.host, "127.0.0.1");

@@ -1,0 +1,205 @@
+// The framework API end to end: an App on a real socket, spoken to with raw HTTP/1.1.
+#include <rivet/rivet.hpp>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace {
+
+// Sends `request` and reads until `responses` complete responses (or the peer closes).
+std::string exchange(uint16_t port, const std::string& request, int responses = 1) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        close(fd);
+        throw std::runtime_error("connect failed");
+    }
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    std::string got;
+    char buf[65536];
+    auto count = [&] {
+        // Complete responses: a head, and a body by Content-Length or chunked terminator.
+        int n = 0;
+        size_t pos = 0;
+        while (true) {
+            size_t end = got.find("\r\n\r\n", pos);
+            if (end == std::string::npos) return n;
+            std::string head = got.substr(pos, end - pos);
+            size_t body = end + 4;
+            if (auto cl = head.find("Content-Length: "); cl != std::string::npos) {
+                size_t len = std::stoul(head.substr(cl + 16));
+                if (got.size() < body + len) return n;
+                pos = body + len;
+            } else if (head.find("Transfer-Encoding: chunked") != std::string::npos) {
+                size_t last = got.find("\r\n0\r\n\r\n", body - 2);
+                if (last == std::string::npos) return n;
+                pos = last + 7;
+            } else if (head.starts_with("HTTP/1.1 204") || head.starts_with("HTTP/1.1 304")) {
+                pos = body;
+            } else {
+                return n;  // delimited by the close: read until EOF
+            }
+            ++n;
+        }
+    };
+    while (responses == 0 || count() < responses) {
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r <= 0) break;
+        got.append(buf, size_t(r));
+    }
+    close(fd);
+    return got;
+}
+
+class AppTest : public ::testing::Test {
+protected:
+    void start() {
+        rivet::RunOptions options;
+        options.host = "127.0.0.1";
+        options.port = 0;
+        options.threads = 2;
+        options.workers = 2;
+        options.quiet = true;
+        port_ = app_.start(options);
+    }
+    void TearDown() override { app_.stop(); }
+
+    rivet::App app_;
+    uint16_t port_ = 0;
+};
+
+TEST_F(AppTest, ParamsWildcardAndJson) {
+    app_.get("/users/:id/files/*path", [](rivet::Request& req, rivet::Response& res) {
+        res.json({{"id", req.param("id")}, {"path", req.param("path")}});
+    });
+    start();
+    auto got = exchange(port_, "GET /users/42/files/a/b.txt HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(got.find("Content-Type: application/json"), std::string::npos) << got;
+    EXPECT_NE(got.find(R"({"id":"42","path":"a/b.txt"})"), std::string::npos) << got;
+}
+
+TEST_F(AppTest, NotFoundMethodNotAllowedOptionsHead) {
+    app_.get("/thing", [](rivet::Request&, rivet::Response& res) { res.text("thing"); });
+    app_.post("/thing", [](rivet::Request&, rivet::Response& res) { res.text("posted"); });
+    start();
+    EXPECT_TRUE(exchange(port_, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .starts_with("HTTP/1.1 404 Not Found\r\n"));
+    auto put = exchange(port_, "PUT /thing HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_TRUE(put.starts_with("HTTP/1.1 405 Method Not Allowed\r\n")) << put;
+    EXPECT_NE(put.find("Allow: GET, HEAD, POST, OPTIONS\r\n"), std::string::npos) << put;
+    auto options = exchange(port_, "OPTIONS /thing HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_TRUE(options.starts_with("HTTP/1.1 204 No Content\r\n")) << options;
+    EXPECT_NE(options.find("Allow: GET, HEAD, POST, OPTIONS\r\n"), std::string::npos);
+    // A HEAD answer announces a length it does not send: read it until the close.
+    auto head = exchange(port_, "HEAD /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 0);
+    EXPECT_NE(head.find("Content-Length: 5\r\n"), std::string::npos) << head;
+    EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;  // no body
+}
+
+TEST_F(AppTest, ThrowingHandlerAnswers500AndServerLives) {
+    app_.get("/boom",
+             [](rivet::Request&, rivet::Response&) -> void { throw std::runtime_error("boom"); });
+    app_.get("/boom-offloaded",
+             [](rivet::Request&, rivet::Response&) -> void { throw std::runtime_error("boom"); })
+        .offload();
+    app_.get("/ok", [](rivet::Request&, rivet::Response& res) { res.text("ok"); });
+    start();
+    auto got = exchange(port_,
+                        "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /boom-offloaded HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n",
+                        3);
+    size_t first = got.find("HTTP/1.1 500");
+    size_t second = got.find("HTTP/1.1 500", first + 1);
+    size_t ok = got.find("HTTP/1.1 200");
+    ASSERT_NE(first, std::string::npos) << got;
+    ASSERT_NE(second, std::string::npos) << got;
+    ASSERT_NE(ok, std::string::npos) << got;
+    EXPECT_LT(second, ok);  // in order
+}
+
+TEST_F(AppTest, OffloadedRunsOffTheLoopAndKeepsOrder) {
+    std::atomic<std::thread::id> worker_thread;
+    app_.get("/slow",
+             [&](rivet::Request& req, rivet::Response& res) {
+                 worker_thread = std::this_thread::get_id();
+                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                 res.text("slow " + std::string(req.query("i").value_or("?")));
+             })
+        .offload();
+    app_.get("/fast", [](rivet::Request& req, rivet::Response& res) {
+        res.text("fast " + std::string(req.query("i").value_or("?")));
+    });
+    start();
+    std::string pipeline;
+    for (int i = 0; i < 6; ++i)
+        pipeline += "GET /" + std::string(i % 2 ? "fast" : "slow") + "?i=" + std::to_string(i) +
+                    " HTTP/1.1\r\nHost: x\r\n\r\n";
+    auto got = exchange(port_, pipeline, 6);
+    size_t pos = 0;
+    for (int i = 0; i < 6; ++i) {
+        std::string want = std::string(i % 2 ? "fast " : "slow ") + std::to_string(i);
+        size_t at = got.find(want, pos);
+        ASSERT_NE(at, std::string::npos) << "response " << i << " missing or out of order\n" << got;
+        pos = at;
+    }
+    EXPECT_NE(worker_thread.load(), std::this_thread::get_id());
+}
+
+TEST_F(AppTest, StreamedBodyIsChunkedAndComplete) {
+    app_.get("/count", [](rivet::Request&, rivet::Response& res) {
+        auto next = std::make_shared<int>(0);
+        res.stream(
+            [next](std::string& out) {
+                out = "line " + std::to_string(*next) + "\n";
+                return ++*next < 1000;
+            },
+            "text/plain");
+    });
+    app_.get("/after", [](rivet::Request&, rivet::Response& res) { res.text("after"); });
+    start();
+    auto got = exchange(
+        port_, "GET /count HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n", 2);
+    EXPECT_NE(got.find("Transfer-Encoding: chunked\r\n"), std::string::npos);
+    EXPECT_NE(got.find("line 0\n"), std::string::npos);
+    size_t last = got.find("line 999\n");
+    size_t after = got.find("\r\n\r\nafter");
+    ASSERT_NE(last, std::string::npos);
+    ASSERT_NE(after, std::string::npos) << "the pipelined request after the stream was lost";
+    EXPECT_LT(last, after);
+    // HTTP/1.0 has no chunked coding: the body ends with the connection.
+    auto old = exchange(port_, "GET /count HTTP/1.0\r\n\r\n", 1);
+    EXPECT_EQ(old.find("Transfer-Encoding"), std::string::npos);
+    EXPECT_NE(old.find("Connection: close"), std::string::npos);
+    EXPECT_NE(old.find("line 999\n"), std::string::npos);
+}
+
+TEST_F(AppTest, RoutesCannotChangeWhileRunning) {
+    start();
+    EXPECT_THROW(app_.get("/late", [](rivet::Request&, rivet::Response&) {}), std::logic_error);
+    EXPECT_THROW(start(), std::logic_error);
+}
+
+TEST(App, BadPatternsAreRefused) {
+    rivet::App app;
+    EXPECT_THROW(app.get("no-slash", [](rivet::Request&, rivet::Response&) {}),
+                 std::invalid_argument);
+    app.get("/a", [](rivet::Request&, rivet::Response&) {});
+    EXPECT_THROW(app.get("/a", [](rivet::Request&, rivet::Response&) {}), std::invalid_argument);
+}
+
+}  // namespace
