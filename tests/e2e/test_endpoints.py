@@ -1,8 +1,10 @@
 """The demo endpoints, each with its error cases, and the router's 404/405/OPTIONS/HEAD."""
+import email.utils
 import http.client
 import json
 import math
 import sys
+import time
 import urllib.parse
 
 import pytest
@@ -18,6 +20,8 @@ def common(r, body=True):
     """Headers every response carries."""
     assert r.version == "HTTP/1.1"
     assert HTTP_DATE_RE.match(r.header("Date") or ""), r
+    sent = email.utils.parsedate_to_datetime(r.header("Date")).timestamp()
+    assert abs(sent - time.time()) < 5, f"Date {r.header('Date')} is not now"
     assert r.header("Server") == "rivet", r
     assert len(r.header_all("Date")) == 1 and len(r.header_all("Server")) == 1, r
     if body:
@@ -143,7 +147,8 @@ def test_echo_get_special_characters(server):
     assert server.get("/echo?" + q).json() == dict(params)
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: /echo?a=%FF answers 500 (nlohmann dump() throws "
+@pytest.mark.xfail(strict=True, reason="server bug: /echo?a=%FF answers 500 (nlohmann dump() "
+                   "throws "
                    "type_error 316 on a non-UTF-8 decoded value)")
 def test_echo_get_invalid_utf8_is_not_a_server_error(server):
     # %FF decodes to a byte that is not UTF-8: whatever the answer, it is the client's fault.
@@ -317,7 +322,8 @@ def test_json_malformed(server, body):
     assert "parse" in msg or "json" in msg, msg
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: POST /json with non-UTF-8 bytes answers 500 (the "
+@pytest.mark.xfail(strict=True, reason="server bug: POST /json with non-UTF-8 bytes answers "
+                   "500 (the "
                    "parse_error message quotes the bytes; dumping it as JSON throws)")
 def test_json_malformed_with_non_utf8_bytes(server):
     # The parser's message quotes the bytes it choked on; they are not UTF-8.

@@ -113,8 +113,28 @@ def test_body_too_large_by_content_length_413_before_body(server):
     # Only the head is sent: the answer must not wait for the body.
     assert_rejected(server, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
                     % (MAX_BODY + 1), 413, timeout=3)
-    assert_rejected(server, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n",
-                    413, timeout=3)
+    assert_rejected(server, b"POST /echo HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Length: 99999999999\r\n\r\n", 413, timeout=3)
+
+
+def test_body_too_large_413_survives_the_body_being_sent(server):
+    # The client sends the whole oversized body before reading: the 413 must still reach it
+    # (the server must not reset the connection while unread body bytes keep arriving).
+    body = b"q" * (MAX_BODY + (1 << 20))
+    with server.connect(timeout=30) as c:
+        def feed():
+            try:
+                c.sock.sendall(build_request("POST", "/echo", body=body))
+            except OSError:
+                pass
+
+        t = threading.Thread(target=feed, daemon=True)
+        t.start()
+        data, closed = c.read_until_close(15)
+        t.join(5)
+    rs = parse_responses(data)
+    assert [r.status for r in rs] == [413], rs
+    assert closed
 
 
 def test_content_length_past_uint64(server):

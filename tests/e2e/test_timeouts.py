@@ -71,6 +71,7 @@ def test_slow_and_silent_heads_are_closed_without_response(server):
         assert when is not None, f"{name}: never closed"
         assert data == b"", f"{name}: expected a quiet close, got {data[:200]!r}"
         late = 4.0 if SANITIZED else 2.5
-        assert HEADER_TIMEOUT - 1.0 <= when <= HEADER_TIMEOUT + late, f"{name}: closed at {when:.2f}s"
+        assert HEADER_TIMEOUT - 1.0 <= when <= HEADER_TIMEOUT + late, \
+            f"{name}: closed at {when:.2f}s"
     # The server is fine afterwards.
     assert server.get("/hello").body == b"Hello, World!"
