@@ -254,6 +254,40 @@ INSTANTIATE_TEST_SUITE_P(Rules, RequestParserReject, testing::ValuesIn(reject_ro
                              return std::string(info.param.name);
                          });
 
+// The block scans (16 or 8 bytes a step) must judge every byte of a long run, at every offset.
+TEST(RequestParser, JudgesEveryByteOfLongTargetsAndValues) {
+    for (size_t at = 0; at < 40; ++at) {
+        for (const int c :
+             {0x00, 0x01, 0x09, 0x0a, 0x0d, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0xff}) {
+            std::string value(40, 'v');
+            value[at] = static_cast<char>(c);
+            const std::string in = get("X: " + value + "\r\n\r\n");
+            const Parsed p = parse(in);
+            const bool good = c == 0x09 || (c >= 0x20 && c != 0x7f);
+            std::string trimmed = value;
+            if (trimmed.back() == ' ' || trimmed.back() == '\t') trimmed.pop_back();
+            if (trimmed.front() == ' ' || trimmed.front() == '\t') trimmed.erase(0, 1);
+            if (good) {
+                ASSERT_EQ(p.r.kind, ParseResult::Complete) << "value byte " << c << " at " << at;
+                ASSERT_EQ(p.head.headers[1].value, trimmed);
+            } else {
+                ASSERT_EQ(p.r.kind, ParseResult::Error) << "value byte " << c << " at " << at;
+            }
+
+            std::string target = "/" + std::string(40, 't');
+            target[at + 1] = static_cast<char>(c);
+            const std::string line = "GET " + target + " HTTP/1.1\r\nHost: h\r\n\r\n";
+            const Parsed t = parse(line);
+            if (c > 0x20 && c < 0x7f) {
+                ASSERT_EQ(t.r.kind, ParseResult::Complete) << "target byte " << c << " at " << at;
+                ASSERT_EQ(t.head.target, target);
+            } else {
+                ASSERT_EQ(t.r.kind, ParseResult::Error) << "target byte " << c << " at " << at;
+            }
+        }
+    }
+}
+
 // Errors must not wait for the end of the head when the prefix already proves them.
 TEST(RequestParser, RefusesGarbageEarly) {
     for (std::string_view in :
