@@ -2,11 +2,12 @@
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_TSAN ?= build-tsan
 JOBS ?= $(shell nproc)
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run test unit e2e asan fuzz bench format clean
+.PHONY: all setup build run test unit e2e asan tsan fuzz bench format clean
 
 all: build
 
@@ -28,11 +29,13 @@ unit: build
 e2e: build
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 
-# Everything CI runs: unit and end-to-end tests, the same under ASan+UBSan, and a bounded fuzz run.
+# Everything CI runs: unit and end-to-end tests, the same under ASan+UBSan, the unit tests
+# (which include the framework on real sockets with workers) under TSan, and a bounded fuzz run.
 test: build
 	./$(BUILD)/unit_tests
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 	$(MAKE) --no-print-directory asan
+	$(MAKE) --no-print-directory tsan
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 asan: setup
@@ -40,6 +43,12 @@ asan: setup
 	ninja -C $(BUILD_ASAN) -j $(JOBS)
 	./$(BUILD_ASAN)/unit_tests
 	RIVET_BIN=$(abspath $(BUILD_ASAN))/rivet RIVET_SANITIZED=1 python3 -m pytest -q tests/e2e
+
+# The threads' hand-offs (worker pool -> loop inbox, drain) under ThreadSanitizer.
+tsan: setup
+	cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIVET_TSAN=ON >/dev/null
+	ninja -C $(BUILD_TSAN) -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/unit_tests
 
 fuzz: setup
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIVET_FUZZ=ON -DRIVET_TESTS=OFF >/dev/null
@@ -54,4 +63,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
