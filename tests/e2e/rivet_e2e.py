@@ -475,11 +475,15 @@ class Conn:
             pass
 
 
-def exchange(host: str, port: int, data: bytes, timeout: float = 5.0) -> tuple[list, bool, bytes]:
+def exchange(host: str, port: int, data: bytes,
+             timeout: float = 5.0) -> tuple[list, bool, bytes]:
     """Sends raw bytes (without closing our side), reads until the server closes or `timeout`;
     returns (responses, closed, raw)."""
-    with Conn(host, port, timeout) as c:
-        c.send(data)
+    with Conn(host, port, timeout * SLOW) as c:
+        try:
+            c.send(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused early: what it answered is still readable
         raw, closed = c.read_until_close(timeout)
     return parse_responses(raw), closed, raw
 

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from rivet_e2e import build_request, chunked, parse_responses
+from rivet_e2e import build_request, chunked, exchange, parse_responses
 
 REASONS = {400: "Bad Request", 413: "Content Too Large", 414: "URI Too Long",
            417: "Expectation Failed", 431: "Request Header Fields Too Large",
@@ -15,10 +15,7 @@ MAX_BODY = 8 * 1024 * 1024
 
 def assert_rejected(server, raw: bytes, status: int, timeout: float = 5.0):
     """Sends `raw`; expects exactly one error response, then the server closing."""
-    with server.connect() as c:
-        c.send(raw)
-        data, closed = c.read_until_close(timeout)
-    rs = parse_responses(data)
+    rs, closed, _ = exchange(server.host, server.port, raw, timeout)
     assert len(rs) == 1, f"expected one {status} response, got {rs} for {raw[:200]!r}"
     r = rs[0]
     assert r.status == status, (r, raw[:300])

@@ -166,6 +166,22 @@ def test_identical_content_length_fields_accepted(server):
     assert r.status == 200 and r.body == b"abc", r
 
 
+def test_body_on_get_is_read_and_ignored(server):
+    with server.connect() as c:
+        c.send(b"GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\nGET /nope" + HELLO)
+        rs = c.read_responses(2)
+    assert [r.body for r in rs] == [b"Hello, World!", b"Hello, World!"], rs
+
+
+def test_upgrade_request_is_served_as_http11(server):
+    with server.connect() as c:
+        c.send(b"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+               b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n")
+        r = c.read_response()
+    assert r.status == 200 and r.body == b"Hello, World!", r
+    assert r.header("Upgrade") is None
+
+
 def test_leading_empty_line_ignored(server):
     with server.connect() as c:
         c.send(b"\r\n" + HELLO)
