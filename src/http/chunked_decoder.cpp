@@ -85,8 +85,8 @@ ChunkedDecoder::Result ChunkedDecoder::feed(std::string_view in, std::string& bo
                 }
                 break;
             // Extensions: *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ), RFC
-            // 9112 §7.1.1, except that no whitespace may follow the size itself (llhttp and
-            // others refuse it too, and "5 \r\n" is how some smuggling attempts look).
+            // 9112 §7.1.1, except that no whitespace may follow the size itself: parsers
+            // disagree on "5 \r\n", and smuggling lives on such disagreements (llhttp refuses it).
             case State::ExtStart:
                 if (is_tchar(c))
                     state_ = State::ExtName;

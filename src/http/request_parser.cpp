@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #if defined(__SSE2__) && !defined(RIVET_NO_SIMD)
 #include <emmintrin.h>
@@ -200,9 +201,7 @@ Method lookup_method(std::string_view m) {
 }
 
 bool valid_host(std::string_view h) {
-    for (const char c : h)
-        if (!is(static_cast<unsigned char>(c), kHost)) return false;
-    return true;
+    return std::all_of(h.begin(), h.end(), [](char c) { return is(c, kHost); });
 }
 
 void split_path_query(std::string_view pq, RequestHead& out) {
@@ -339,7 +338,8 @@ ParseResult parse_request_head(std::string_view data, RequestHead& out,
     // One pass validates while it goes, so there is no separate search for the end of the head
     // for `scanned` to shorten; the parameter stays for callers that track it anyway.
     (void)scanned;
-    // Only what a success may leave unset; the rest is assigned on the way.
+    // What a success may leave unset; the rest is assigned on the way (and is unspecified
+    // after an error), which saves clearing the whole struct on the hot path.
     out.path = out.query = out.authority = {};
     const auto* s = reinterpret_cast<const unsigned char*>(data.data());
     const size_t n = data.size();
@@ -461,6 +461,8 @@ ParseResult parse_request_head(std::string_view data, RequestHead& out,
 
     // The head is complete and well-formed; now what it asks for.
     if (out.version_minor == 1 && !f.has_host) return ParseResult::error(400, "missing Host");
+    out.framing = BodyFraming::None;
+    out.content_length = 0;
     if (f.has_coding) {
         // Only chunked is implemented: anything else (RFC 9112 §6.1) is a 501.
         if (f.unknown_coding) return ParseResult::error(501, "transfer coding not implemented");
@@ -494,29 +496,10 @@ std::string_view find_header(const RequestHead& head, std::string_view name) {
 }
 
 std::string_view method_name(Method m) {
-    switch (m) {
-        case Method::Get:
-            return "GET";
-        case Method::Head:
-            return "HEAD";
-        case Method::Post:
-            return "POST";
-        case Method::Put:
-            return "PUT";
-        case Method::Delete:
-            return "DELETE";
-        case Method::Options:
-            return "OPTIONS";
-        case Method::Patch:
-            return "PATCH";
-        case Method::Trace:
-            return "TRACE";
-        case Method::Connect:
-            return "CONNECT";
-        case Method::Other:
-            break;
-    }
-    return "OTHER";
+    constexpr std::string_view kNames[] = {"GET",     "HEAD",  "POST",  "PUT",     "DELETE",
+                                           "OPTIONS", "PATCH", "TRACE", "CONNECT", "OTHER"};
+    static_assert(std::size(kNames) == static_cast<size_t>(Method::Other) + 1);
+    return kNames[std::min(static_cast<size_t>(m), std::size(kNames) - 1)];
 }
 
 }  // namespace rivet::http

