@@ -1,0 +1,120 @@
+"""Unit tests for bench/wrk_output.py on wrk outputs recorded on the bench machine (bench/testdata/).
+
+Run: python3 -m pytest -q bench/test_wrk_output.py
+"""
+
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import wrk_output  # noqa: E402
+from wrk_output import WrkOutputError, parse, parse_bytes, parse_metric, parse_time_us  # noqa: E402
+
+
+def load(name: str) -> str:
+    return (HERE / "testdata" / name).read_text()
+
+
+def test_plain_run():
+    r = parse(load("nginx_hello_c100.txt"))
+    assert r["threads"] == 1 and r["connections"] == 100
+    assert r["requests"] == 112973
+    assert r["duration_s"] == pytest.approx(2.04)
+    assert r["requests_per_s"] == pytest.approx(55507.05)
+    assert r["bytes_read"] == pytest.approx(17.35 * 2**20)
+    # Mixed units in one block: 465.00us beside milliseconds.
+    assert r["latency_p50_us"] == pytest.approx(465.0)
+    assert r["latency_p99_us"] == pytest.approx(8770.0)
+    assert r["latency_percentiles_us"] == pytest.approx(
+        {"50": 465.0, "75": 1390.0, "90": 4860.0, "99": 8770.0}
+    )
+    assert r["latency_avg_us"] == pytest.approx(1570.0)
+    assert r["latency_max_us"] == pytest.approx(9050.0)
+    assert r["socket_errors"] == {"connect": 0, "read": 0, "write": 0, "timeout": 0}
+    assert r["non_2xx_3xx"] == 0 and r["errors"] == 0
+
+
+def test_many_connections():
+    r = parse(load("nginx_hello_c10000.txt"))
+    assert r["connections"] == 10000
+    assert r["requests"] == 104825
+    assert r["latency_p50_us"] == pytest.approx(109870.0)
+    assert r["latency_p99_us"] == pytest.approx(232340.0)
+    assert r["errors"] == 0
+
+
+def test_pipelined_run():
+    r = parse(load("nginx_pipeline16_c100.txt"))
+    assert r["requests"] == 143006
+    assert r["requests_per_s"] == pytest.approx(71230.65)
+    assert r["latency_p99_us"] == pytest.approx(36340.0)
+
+
+def test_rivet_many_connections():
+    r = parse(load("rivet_hello_c10000.txt"))
+    assert r["connections"] == 10000
+    assert r["requests"] == 138040
+    assert r["duration_s"] == pytest.approx(5.20)
+    assert r["latency_p50_us"] == pytest.approx(186340.0)
+    assert r["latency_p99_us"] == pytest.approx(506420.0)
+    assert r["latency_percentiles_bogus"] == []
+
+
+def test_zero_percentiles_are_not_measurements():
+    # wrk's known bug (wg/wrk#236): with pipelining the 90% and 99% lines read 0.00us although
+    # the max latency is 9.10ms. p50 is real; p99 must not be taken as 0.
+    r = parse(load("rivet_pipeline16_zero_percentiles.txt"))
+    assert r["requests"] == 5717264
+    assert r["requests_per_s"] == pytest.approx(1120254.79)
+    assert r["latency_p50_us"] == pytest.approx(578.0)
+    assert r["latency_p99_us"] is None
+    assert r["latency_percentiles_bogus"] == ["90", "99"]
+    assert r["latency_percentiles_us"]["99"] == 0.0
+    assert r["latency_max_us"] == pytest.approx(9100.0)
+
+
+def test_non_2xx_counted_as_errors():
+    r = parse(load("nginx_404_c50.txt"))
+    assert r["requests"] == 38122
+    assert r["non_2xx_3xx"] == 38122
+    assert r["errors"] == 38122
+
+
+def test_socket_errors_and_nan_stats():
+    # A peer that closes every connection: no requests, read errors, "-nan%" in the stats.
+    r = parse(load("closing_peer_c4.txt"))
+    assert r["requests"] == 0
+    assert r["requests_per_s"] == 0.0
+    assert r["socket_errors"] == {"connect": 0, "read": 20576, "write": 0, "timeout": 0}
+    assert r["errors"] == 20576
+    # All-zero latencies with a zero max: zero is what wrk measured, not the bug.
+    assert r["latency_percentiles_bogus"] == []
+
+
+def test_no_result_raises():
+    with pytest.raises(WrkOutputError, match="unable to connect"):
+        parse(load("refused.txt"))
+    with pytest.raises(WrkOutputError):
+        parse("")
+
+
+def test_units():
+    assert parse_time_us("12.5us") == 12.5
+    assert parse_time_us("1.50ms") == 1500.0
+    assert parse_time_us("2.00s") == 2e6
+    assert parse_time_us("1.00m") == 60e6
+    assert parse_bytes("1.00KB") == 1024
+    assert parse_bytes("0.00B") == 0
+    assert parse_metric("52.90k") == pytest.approx(52900)
+    assert parse_metric("1.2M") == pytest.approx(1.2e6)
+    assert parse_metric("7") == 7
+    with pytest.raises(WrkOutputError):
+        parse_time_us("5 parsecs")
+
+
+def test_module_exports():
+    assert set(wrk_output.__all__) >= {"parse", "WrkOutputError"}
