@@ -160,10 +160,13 @@ uint16_t App::start(const RunOptions& options) {
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(config, *impl_);
     impl_->server->start();
-    if (!options.quiet)
-        std::printf("rivet listening on http://%s:%u (%u threads, %u workers)\n",
-                    options.host.c_str(), unsigned(impl_->server->port()), impl_->server->threads(),
+    if (!options.quiet) {
+        bool v6 = options.host.find(':') != std::string::npos;  // a URL needs [::1]
+        std::printf("rivet listening on http://%s%s%s:%u (%u threads, %u workers)\n",
+                    v6 ? "[" : "", options.host.c_str(), v6 ? "]" : "",
+                    unsigned(impl_->server->port()), impl_->server->threads(),
                     impl_->pool->workers());
+    }
     std::fflush(stdout);
     return impl_->server->port();
 }

@@ -42,7 +42,9 @@ Response& Response::html(std::string_view body) {
 }
 
 Response& Response::json(const nlohmann::json& value) {
-    body_ = value.dump();
+    // Strings from the outside may hold invalid UTF-8 (a query's %FF): shown as U+FFFD rather
+    // than failing the whole response.
+    body_ = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     set_static_type("application/json");
     return *this;
 }

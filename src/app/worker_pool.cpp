@@ -14,7 +14,10 @@ WorkerPool::~WorkerPool() {
 bool WorkerPool::try_submit(Job job) {
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || queue_.size() >= max_queue_) return false;
+        // Jobs submitted but not yet taken by an idle worker do not count against the queue.
+        size_t idle = threads_.size() - running_;
+        size_t waiting = queue_.size() > idle ? queue_.size() - idle : 0;
+        if (stopping_ || waiting >= max_queue_) return false;
         queue_.push_back(std::move(job));
     }
     ready_.notify_one();
@@ -45,8 +48,11 @@ void WorkerPool::work() {
             if (queue_.empty()) return;  // stopping, and nothing left to finish
             job = std::move(queue_.front());
             queue_.pop_front();
+            ++running_;
         }
         job();  // jobs catch their own exceptions (App wraps handlers)
+        std::lock_guard lock(mutex_);
+        --running_;
     }
 }
 

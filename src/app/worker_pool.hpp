@@ -1,5 +1,7 @@
 // WorkerPool: threads for CPU-heavy handlers, so that the I/O loops never block on them.
-// The queue is bounded: when it is full, try_submit refuses and the caller answers 503.
+// The queue is bounded: jobs beyond the ones the workers are running may wait up to
+// `max_queue`; past that try_submit refuses and the caller answers 503. Idle workers count as
+// room, so a burst no larger than the idle pool is never refused.
 #pragma once
 
 #include <algorithm>
@@ -23,7 +25,7 @@ public:
     bool try_submit(Job job);  // false when the queue is full or the pool is stopping
     void stop();               // finishes the queued jobs, then joins; idempotent
 
-    size_t queued() const;
+    size_t queued() const;  // waiting for a worker (not counting the ones running)
     unsigned workers() const { return unsigned(threads_.size()); }
 
 private:
@@ -33,6 +35,7 @@ private:
     std::condition_variable ready_;
     std::deque<Job> queue_;
     size_t max_queue_;
+    size_t running_ = 0;  // jobs a worker has taken and not finished
     bool stopping_ = false;
     std::vector<std::thread> threads_;
 };

@@ -53,9 +53,14 @@ bool Connection::idle() const {
 
 void Connection::on_io(uint32_t events) {
     if (closed_) return;
+    if (events & net::kHangup) {
+        // Both directions are gone (reset, or our lingering shutdown met the client's close):
+        // nothing can be sent any more.
+        return close_now();
+    }
     if (events & net::kWritable) flush();
     if (closed_) return;
-    if (events & (net::kReadable | net::kHangup)) on_readable();
+    if (events & net::kReadable) on_readable();
 }
 
 void Connection::on_readable() {
@@ -94,7 +99,10 @@ void Connection::on_readable() {
     if (n == 0) {
         // The client sent all it will; answer what it asked, then close.
         peer_eof_ = true;
-        if (idle()) return close_now();
+        // Half a request can never be finished now: unless answers are owed, close at once.
+        bool owes = !out_.empty() || (pending_ && (!pending_->slots.empty() || pending_->stream));
+        if (!owes) return close_now();
+        std::string().swap(in_);
         closing_ = true;
         update_interest();
         return;
@@ -201,7 +209,12 @@ bool Connection::serve_one(const char* data, size_t len, size_t& consumed) {
 
 void Connection::maybe_send_continue(const http::RequestHead& head) {
     if (!head.expect_continue || continue_sent_ || head.version_minor == 0) return;
-    if (pending_ && (!pending_->slots.empty() || pending_->stream)) return;
+    if (pending_ && (!pending_->slots.empty() || pending_->stream)) {
+        // An interim answer must not overtake the responses before it: after_flush sends it
+        // once they are gone.
+        continue_owed_ = true;
+        return;
+    }
     continue_sent_ = true;
     output().append("HTTP/1.1 100 Continue\r\n\r\n");
 }
@@ -210,6 +223,7 @@ void Connection::dispatch(const http::RequestHead& head, std::string_view body) 
     ++served_;
     owner_.stats().requests.fetch_add(1, std::memory_order_relaxed);
     continue_sent_ = false;
+    continue_owed_ = false;
     Exchange exchange(*this, head, body);
     try {
         owner_.app().serve(exchange);
@@ -226,8 +240,7 @@ void Connection::fail(int status, const char* reason) {
                        ": " + reason + "\n";
     std::string bytes;
     http::write_simple_response(bytes, status, body, framing, owner_.date_block());
-    emit(bytes, framing, nullptr);
-    closing_ = true;
+    emit(bytes, framing);
 }
 
 // ---- answering, in order ----
@@ -249,58 +262,63 @@ bool Connection::should_pause() const {
            (pending_->stream || pending_->slots.size() >= owner_.config().max_pipelined);
 }
 
-void Connection::emit(std::string_view bytes, const http::Framing& framing,
-                      std::shared_ptr<http::BodyProducer> stream) {
-    bool in_order = !pending_ || (pending_->slots.empty() && !pending_->stream);
-    if (in_order) {
+bool Connection::in_order() const {
+    return !pending_ || (pending_->slots.empty() && !pending_->stream);
+}
+
+void Connection::emit(std::string_view bytes, const http::Framing& framing) {
+    if (!framing.keep_alive) closing_ = true;
+    if (in_order()) {
         output().append(bytes);
-        if (stream)
-            start_stream(std::move(stream), framing);
-        else if (!framing.keep_alive)
-            closing_ = true;
         return;
     }
     auto& p = pending();
-    p.slots.push_back({p.next_sequence++, true, !framing.keep_alive, framing, std::string(bytes),
-                       std::move(stream)});
-    if (!framing.keep_alive) closing_ = true;
+    p.slots.push_back({p.next_sequence++, true, framing, std::nullopt, std::string(bytes)});
+}
+
+bool Connection::write_out(const http::Response& response, http::Framing framing) {
+    if (response.close_connection()) framing.keep_alive = false;
+    bool streamed = response.producer() && !framing.head_only && response.status() >= 200 &&
+                    response.status() != 204 && response.status() != 304;
+    if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
+    http::write_response(output(), response, framing, owner_.date_block());
+    if (streamed)
+        start_stream(response.producer(), framing);
+    else if (!framing.keep_alive)
+        closing_ = true;
+    return !framing.keep_alive;
 }
 
 void Connection::respond(const http::RequestHead& head, const http::Response& response) {
     auto framing = framing_for(head, response.close_connection());
-    bool streamed = response.producer() && !framing.head_only && response.status() >= 200 &&
-                    response.status() != 204 && response.status() != 304;
-    if (streamed && framing.version_minor == 0) framing.keep_alive = false;
-    bool in_order = !pending_ || (pending_->slots.empty() && !pending_->stream);
-    if (in_order && !streamed) {
-        // The hot path: serialize straight into the output, no intermediate string.
-        http::write_response(output(), response, framing, owner_.date_block());
-        if (!framing.keep_alive) closing_ = true;
+    if (in_order()) {
+        // The hot path: serialized straight into the output, no intermediate string.
+        write_out(response, framing);
         return;
     }
-    std::string bytes;
-    http::write_response(bytes, response, framing, owner_.date_block());
-    emit(bytes, framing, streamed ? response.producer() : nullptr);
+    if (!framing.keep_alive) closing_ = true;
+    auto& p = pending();
+    p.slots.push_back({p.next_sequence++, true, framing, response, {}});
 }
 
 void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
                                 std::string_view extra_fields) {
     auto framing = framing_for(head, false);
-    if (pending_ && (!pending_->slots.empty() || pending_->stream)) {
-        std::string bytes;
-        http::write_simple_response(bytes, status, body, framing, owner_.date_block(),
+    if (in_order()) {
+        http::write_simple_response(output(), status, body, framing, owner_.date_block(),
                                     extra_fields);
-        emit(bytes, framing, nullptr);
+        if (!framing.keep_alive) closing_ = true;
         return;
     }
-    http::write_simple_response(output(), status, body, framing, owner_.date_block(), extra_fields);
-    if (!framing.keep_alive) closing_ = true;
+    std::string bytes;
+    http::write_simple_response(bytes, status, body, framing, owner_.date_block(), extra_fields);
+    emit(bytes, framing);
 }
 
 Deferred Connection::defer(const http::RequestHead& head) {
     auto& p = pending();
     auto framing = framing_for(head, false);
-    p.slots.push_back({p.next_sequence, false, !framing.keep_alive, framing, {}, nullptr});
+    p.slots.push_back({p.next_sequence, false, framing, std::nullopt, {}});
     if (!framing.keep_alive) closing_ = true;
     Deferred d;
     d.thread_ = &owner_;
@@ -314,15 +332,8 @@ void Connection::complete(uint64_t sequence, http::Response&& response) {
     if (!pending_) return;
     for (auto& slot : pending_->slots) {
         if (slot.sequence != sequence || slot.ready) continue;
-        if (response.close_connection() || owner_.draining()) slot.framing.keep_alive = false;
-        bool streamed = response.producer() && !slot.framing.head_only &&
-                        response.status() >= 200 && response.status() != 204 &&
-                        response.status() != 304;
-        if (streamed && slot.framing.version_minor == 0) slot.framing.keep_alive = false;
-        http::write_response(slot.bytes, response, slot.framing, owner_.date_block());
-        if (streamed) slot.stream = response.producer();
-        slot.ends_connection = !slot.framing.keep_alive;
-        if (slot.ends_connection) closing_ = true;
+        if (response.close_connection()) closing_ = true;  // read no further requests
+        slot.response = std::move(response);
         slot.ready = true;
         break;
     }
@@ -330,14 +341,23 @@ void Connection::complete(uint64_t sequence, http::Response&& response) {
     flush();
 }
 
+// Sends the answers at the front of the queue that are ready, in order. They are serialized
+// only now, so that the last one of a drain can still say "Connection: close".
 void Connection::release_ready_slots() {
     auto& p = *pending_;
     while (!p.slots.empty() && p.slots.front().ready && !p.stream) {
         Slot slot = std::move(p.slots.front());
         p.slots.pop_front();
-        output().append(slot.bytes);
-        if (slot.stream) start_stream(std::move(slot.stream), slot.framing);
-        if (slot.ends_connection) {
+        http::Framing framing = slot.framing;
+        if (owner_.draining() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
+        bool ends;
+        if (slot.response) {
+            ends = write_out(*slot.response, framing);
+        } else {
+            output().append(slot.bytes);
+            ends = !framing.keep_alive;
+        }
+        if (ends) {
             closing_ = true;
             p.slots.clear();  // nothing after a response that ends the connection is sent
         }

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/exchange.hpp"
@@ -59,8 +60,9 @@ private:
 
     http::Framing framing_for(const http::RequestHead& head, bool close_requested);
     std::string& output();
-    void emit(std::string_view bytes, const http::Framing& framing,
-              std::shared_ptr<http::BodyProducer> stream);
+    bool in_order() const;  // nothing is waiting: an answer can go straight to the output
+    void emit(std::string_view bytes, const http::Framing& framing);
+    bool write_out(const http::Response& response, http::Framing framing);  // true: it ends
     void start_stream(std::shared_ptr<http::BodyProducer> stream, const http::Framing& framing);
     void maybe_send_continue(const http::RequestHead& head);
     bool should_pause() const;
@@ -83,10 +85,9 @@ private:
     struct Slot {
         uint64_t sequence;
         bool ready;
-        bool ends_connection;
         http::Framing framing;
-        std::string bytes;
-        std::shared_ptr<http::BodyProducer> stream;  // a streamed body follows `bytes`
+        std::optional<http::Response> response;  // serialized when it leaves (see release)
+        std::string bytes;                       // or a protocol answer, already serialized
     };
     struct Pending {
         std::deque<Slot> slots;
@@ -112,6 +113,7 @@ private:
     bool peer_eof_ = false;
     bool lingering_ = false;  // output done, write side shut, discarding input until EOF
     bool continue_sent_ = false;
+    bool continue_owed_ = false;  // 100 Continue waits for earlier responses to leave
     bool reading_paused_ = false;
     bool awaiting_body_ = false;    // in_ holds a complete head whose body is still arriving
     bool discarded_input_ = false;  // unread request bytes were dropped: close must linger

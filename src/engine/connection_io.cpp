@@ -49,6 +49,13 @@ void Connection::after_flush() {
     if (closed_) return;
     bool owes = pending_ && (!pending_->slots.empty() || pending_->stream);
     if (out_.empty() && !owes && (closing_ || peer_eof_)) return begin_close();
+    if (out_.empty() && !owes && in_.empty() && owner_.draining()) return begin_close();
+    if (continue_owed_ && !owes && !continue_sent_) {
+        continue_owed_ = false;
+        continue_sent_ = true;
+        out_.append("HTTP/1.1 100 Continue\r\n\r\n");
+        return flush();
+    }
     if (reading_paused_ && !should_pause()) return resume_reading();
     reading_paused_ = should_pause();
     update_interest();

@@ -9,10 +9,11 @@ namespace rivet::engine {
 
 Server::Server(ServerConfig config, Application& app) : config_(std::move(config)), app_(app) {
     if (config_.threads == 0) config_.threads = std::max(1u, std::thread::hardware_concurrency());
-    // The first socket settles the port (it may be 0 = any); the others join it.
+    // One listening socket per loop, all on one port; that port must be nobody else's, or
+    // SO_REUSEPORT would quietly split its traffic with another server.
+    port_ = net::claim_port(config_.host, config_.port);
     for (unsigned i = 0; i < config_.threads; ++i) {
-        int fd = net::listen_tcp(config_.host, i == 0 ? config_.port : port_, true);
-        if (i == 0) port_ = net::local_port(fd);
+        int fd = net::listen_tcp(config_.host, port_, true);
         threads_.push_back(std::make_unique<IoThread>(i, config_, app_, fd));
     }
 }

@@ -20,8 +20,10 @@ uint64_t monotonic_ms() {
 }
 
 uint32_t to_epoll(uint32_t interest) {
-    uint32_t ev = EPOLLRDHUP;
-    if (interest & kReadable) ev |= EPOLLIN;
+    // RDHUP (the peer shut its side) is level-triggered like EPOLLIN: asked for only with it, or
+    // a connection that stopped reading would be woken for the same EOF forever.
+    uint32_t ev = 0;
+    if (interest & kReadable) ev |= EPOLLIN | EPOLLRDHUP;
     if (interest & kWritable) ev |= EPOLLOUT;
     return ev;
 }
@@ -92,9 +94,9 @@ void Loop::run() {
                 continue;
             }
             uint32_t e = events[i].events, mask = 0;
-            if (e & EPOLLIN) mask |= kReadable;
+            if (e & (EPOLLIN | EPOLLRDHUP)) mask |= kReadable;  // read() then tells EOF
             if (e & EPOLLOUT) mask |= kWritable;
-            if (e & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) mask |= kHangup;
+            if (e & (EPOLLERR | EPOLLHUP)) mask |= kHangup;
             handler->on_io(mask);
         }
         drain_inbox();

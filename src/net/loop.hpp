@@ -15,6 +15,7 @@
 
 namespace rivet::net {
 
+// kHangup: the socket is dead both ways (EPOLLHUP/EPOLLERR); it is always reported.
 enum IoEvents : uint32_t { kReadable = 1, kWritable = 2, kHangup = 4 };
 
 class IoHandler {

@@ -42,6 +42,14 @@ int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int back
     return fd;
 }
 
+uint16_t claim_port(const std::string& host, uint16_t port) {
+    // A plain socket (no SO_REUSEPORT) cannot bind where any other socket is bound.
+    int probe = listen_tcp(host, port, false, 1);
+    uint16_t bound = local_port(probe);
+    close(probe);
+    return bound;
+}
+
 uint16_t local_port(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;

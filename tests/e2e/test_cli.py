@@ -90,9 +90,6 @@ def test_unusable_bind_address_fails_cleanly():
     assert "listening" not in p.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: listening sockets set SO_REUSEPORT, so a "
-                   "second rivet on a port already served by another one starts and silently "
-                   "shares its traffic instead of failing with 'address in use'")
 def test_port_in_use_fails(rivet):
     first = rivet(args=("--threads", "1", "--workers", "1"))
     p = subprocess.Popen([str(BIN), "--port", str(first.port), "--bind", "127.0.0.1",
@@ -139,8 +136,6 @@ def test_ipv6_bind_serves(tmp_path):
     assert p.returncode == 0
 
 
-@pytest.mark.xfail(strict=True, reason="server bug (cosmetic): with --bind ::1 the listening "
-                   "line prints http://::1:PORT, not a valid URL; IPv6 needs http://[::1]:PORT")
 @pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback")
 def test_ipv6_listening_line_is_a_valid_url():
     p = subprocess.Popen([str(BIN), "--port", "0", "--bind", "::1", "--threads", "1",

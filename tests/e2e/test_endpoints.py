@@ -147,9 +147,6 @@ def test_echo_get_special_characters(server):
     assert server.get("/echo?" + q).json() == dict(params)
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: /echo?a=%FF answers 500 (nlohmann dump() "
-                   "throws "
-                   "type_error 316 on a non-UTF-8 decoded value)")
 def test_echo_get_invalid_utf8_is_not_a_server_error(server):
     # %FF decodes to a byte that is not UTF-8: whatever the answer, it is the client's fault.
     r = server.get("/echo?a=%FF")
@@ -322,9 +319,6 @@ def test_json_malformed(server, body):
     assert "parse" in msg or "json" in msg, msg
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: POST /json with non-UTF-8 bytes answers "
-                   "500 (the "
-                   "parse_error message quotes the bytes; dumping it as JSON throws)")
 def test_json_malformed_with_non_utf8_bytes(server):
     # The parser's message quotes the bytes it choked on; they are not UTF-8.
     r = server.post("/json", b'{"value": "\xff\xfe"}')

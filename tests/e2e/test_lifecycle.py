@@ -164,10 +164,6 @@ def test_sigterm_during_load(server):
     assert after_close_header, "no response carried Connection: close during the drain"
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: during a drain, responses to pipelined "
-                   "requests queued behind an offloaded one are dropped (the offloaded answer "
-                   "gets Connection: close and the slots after it are cleared), although those "
-                   "requests were already executed, e.g. a POST")
 def test_drain_answers_every_request_already_read(rivet):
     srv = rivet(args=("--threads", "1", "--workers", "1"))
     with srv.connect(timeout=30) as c:

@@ -52,9 +52,6 @@ def test_queue_full_503_keeps_connection_usable(rivet):
         assert r.status == 200 and r.json()["n"] == 10, r
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: jobs handed to idle workers but not yet "
-                   "picked up count against --queue, so a burst no larger than the idle pool "
-                   "gets 503s (8 idle workers, queue 1, 8 requests -> several 503)")
 def test_burst_no_larger_than_idle_pool_is_not_refused(rivet):
     srv = rivet(args=("--threads", "1", "--workers", "8", "--queue", "1"))
     time.sleep(0.2)  # every worker is idle, waiting for a job

@@ -136,7 +136,7 @@ def test_many_short_connections(server):
                 assert r.body == b"ok"
             elif i % 3 == 1:
                 c.send(b"GET /hello HTTP/1.1\r\n")
-                c.reset()  # (a FIN here would hit the EOF bug: see the xfail test below)
+                c.reset()
     assert_alive(server)
 
 
@@ -159,11 +159,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: after the client's EOF (shutdown SHUT_WR) "
-                   "with an unfinished request buffered, the connection stays open until the "
-                   "header timeout (10 s) or body timeout (60 s) and its I/O thread spins at 100% "
-                   "CPU (level-triggered EPOLLRDHUP, on_readable returns at once); it also "
-                   "holds up a drain")
 def test_eof_after_unfinished_request_closes_promptly(rivet):
     srv = rivet(args=("--threads", "1", "--workers", "1"))
     unfinished = {
