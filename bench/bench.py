@@ -92,6 +92,11 @@ def build_settings(args: argparse.Namespace) -> dict:
         # cores to go idle, but no more than quiet_budget_s over the whole benchmark.
         "quiet_wait_s": env_int("BENCH_QUIET_WAIT", 5 if quick else 10),
         "quiet_budget_s": env_int("BENCH_QUIET_BUDGET", 15 if quick else 90),
+        # A wrk run during which other processes took more than noise_max of a core on the bench
+        # cores is taken again (at most twice per run, noise_retakes in all); all attempts stay
+        # in the JSON.
+        "noise_max": float(os.environ.get("BENCH_NOISE_MAX", "0.25")),
+        "noise_retakes": env_int("BENCH_NOISE_RETAKES", 2 if quick else 12),
         "servers": [x for x in (args.servers or ",".join(SERVERS)).split(",") if x],
         "scenarios": None,  # filled below
     }
@@ -811,12 +816,15 @@ def render_markdown(doc: dict) -> str:
     others = [r["other_cpu_share"] for r in doc["runs"] if "other_cpu_share" in r]
     if others:
         waited = sum(r.get("waited_s", 0) for r in doc["runs"])
+        retaken = sum(len(r.get("noisy_attempts_discarded", [])) for r in doc["runs"])
+        noisy = sum(1 for o in others if o > s["noise_max"])
         note = (
-            f"- Machine noise: during the wrk runs other processes took a median "
+            f"- Machine noise: during the wrk runs kept, other processes took a median "
             f"{statistics.median(others):.2f} (max {max(others):.2f}) of a core on the two bench "
-            f"cores; the harness waited {waited:.0f} s in all for quiet cores before runs."
+            f"cores; {noisy} of {len(others)} runs above {s['noise_max']} ({retaken} noisier "
+            f"attempts were retaken); the harness waited {waited:.0f} s in all for quiet cores."
         )
-        if max(others) > 0.1:
+        if noisy:
             note += (" **The machine was not quiet: treat differences of less than ~10% as noise "
                      "and rerun on an idle machine.**")  # fmt: skip
         L.append(note)
@@ -957,8 +965,9 @@ How it measures (`bench/bench.py`):
   `Hello, World!` (curl, and 16 pipelined requests on one connection), before and after each
   run, and must not die during it; otherwise its row reads n/a and the script exits non-zero.
 - The machine may be shared: the harness waits (briefly) for the bench cores to go idle before
-  each run and reports how much CPU other processes took on them during the runs. Where that is
-  high, small differences are noise.
+  each run, measures how much CPU other processes took on them during each run (/proc/stat),
+  retakes a run where that exceeded a quarter of a core (a bounded number of times), and
+  reports what remained. Where it stays high, small differences are noise.
 - `bash bench/run.sh --smoke` (`BENCH_QUICK=1`: 2 s runs, 1 run each, 1,000 connections) is a
   check for CI; it prints its table but leaves this file alone. `BENCH_REPS=N` sets the runs
   per server per scenario.
@@ -1034,14 +1043,27 @@ def main(argv: list[str]) -> int:
             f"{len(settings['servers'])} servers = {total} runs, nofile {nofile[0]}"
         )
         i = 0
+        retries_left = settings["noise_retakes"]
         for sc in settings["scenarios"]:
             for rep in range(1, settings["reps"] + 1):
                 for name in settings["servers"]:
                     i += 1
-                    rec = one_run(fleet, settings, sc, name, rep, tmp)
+                    discarded = []
+                    while True:
+                        rec = one_run(fleet, settings, sc, name, rep, tmp)
+                        log(f"[{i}/{total}] {sc['id']} rep {rep} {name}: {describe(rec)}")
+                        time.sleep(0.3)
+                        noisy = rec.get("other_cpu_share", 0) > settings["noise_max"]
+                        if not noisy or "error" in rec or len(discarded) >= 2 or retries_left <= 0:
+                            break
+                        # Other processes took the bench cores' CPU during this run: take it again.
+                        retries_left -= 1
+                        log(f"    other processes took {rec['other_cpu_share']:.2f} of a core "
+                            f"during that run; retaking it ({retries_left} retakes left)")  # fmt: skip
+                        discarded.append(rec)
+                    if discarded:
+                        rec["noisy_attempts_discarded"] = discarded
                     runs.append(rec)
-                    log(f"[{i}/{total}] {sc['id']} rep {rep} {name}: {describe(rec)}")
-                    time.sleep(0.3)
         server_commands = {n: fleet.command_template(n) for n in settings["servers"]}
         versions = dict(fleet.versions)
 
