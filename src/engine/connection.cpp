@@ -221,7 +221,7 @@ void Connection::maybe_send_continue(const http::RequestHead& head) {
 
 void Connection::dispatch(const http::RequestHead& head, std::string_view body) {
     ++served_;
-    owner_.stats().requests.fetch_add(1, std::memory_order_relaxed);
+    LoopStats::bump(owner_.stats().requests);
     continue_sent_ = false;
     continue_owed_ = false;
     Exchange exchange(*this, head, body);

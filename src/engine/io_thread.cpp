@@ -61,7 +61,7 @@ void IoThread::accept_pending() {
         if (size_t(fd) >= by_fd_.size()) by_fd_.resize(size_t(fd) * 2 + 64, nullptr);
         by_fd_[fd] = new Connection(*this, fd, next_connection_id_++, peer.addr);
         ++open_;
-        stats_.accepted.fetch_add(1, std::memory_order_relaxed);
+        LoopStats::bump(stats_.accepted);
         stats_.open_connections.store(open_, std::memory_order_relaxed);
         if (open_ >= max_open_) set_accepting(false);
     }

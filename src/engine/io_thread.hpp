@@ -21,11 +21,17 @@ namespace rivet::engine {
 
 class Connection;
 
-// Per-loop counters, read (racily, for monitoring only) from other threads.
+// Per-loop counters: written only by the loop's thread, read by others for monitoring.
+// Atomic so that those reads are well-defined, but bumped with a plain load and store: one
+// writer needs no locked read-modify-write on the request path.
 struct LoopStats {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> requests{0};
     std::atomic<uint64_t> open_connections{0};
+
+    static void bump(std::atomic<uint64_t>& counter) {
+        counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
 };
 
 class IoThread final : public net::IoHandler {
