@@ -36,6 +36,16 @@ TEST(WorkerPool, RefusesPastTheQueueBound) {
     EXPECT_FALSE(pool.try_submit([] {}));  // stopped
 }
 
+TEST(WorkerPool, IdleWorkersAreRoomToo) {
+    // Four idle workers and a queue of one: five jobs fit, whoever is fastest to take them.
+    WorkerPool pool(4, 1);
+    std::promise<void> release;
+    std::shared_future<void> gate = release.get_future().share();
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(pool.try_submit([gate] { gate.wait(); })) << i;
+    EXPECT_FALSE(pool.try_submit([] {}));
+    release.set_value();
+}
+
 TEST(WorkerPool, DefaultsToOneWorkerPerCore) {
     WorkerPool pool(0, 1);
     EXPECT_GE(pool.workers(), 1u);
