@@ -2,6 +2,7 @@
 // and serialized by the server. Nothing here knows about sockets or threads.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +13,27 @@
 #include <nlohmann/json.hpp>
 
 namespace rivet {
+
+// An open file whose bytes responses send with sendfile(2), straight from the page cache.
+// Shared by the responses (and caches) that use it; closed when the last one lets go.
+class OpenFile {
+public:
+    explicit OpenFile(int fd) : fd_(fd) {}
+    ~OpenFile();
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    int fd() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+// A byte range of an open file, as a response body.
+struct FileRange {
+    std::shared_ptr<const OpenFile> file;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+};
 
 // Produces a streamed body piece by piece: append the next piece to `out` and return true while
 // more follows; return false when done (anything appended on that call is still sent).
@@ -47,6 +69,11 @@ public:
     const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
     std::string_view header(std::string_view name) const;  // first match, "" if none
 
+    // A body sent from a file with sendfile(2) (Content-Length = range.length); the I/O loop
+    // sends it in bounded pieces as the socket takes them, never blocking on it.
+    Response& file(FileRange range, std::string_view content_type);
+    const FileRange* file_range() const { return file_.file ? &file_ : nullptr; }
+
     // Streaming: the body comes from `producer`, sent with chunked coding (HTTP/1.1) or until
     // the connection closes (HTTP/1.0). The producer runs on the connection's I/O loop each time
     // the socket can take more, so it must not block.
@@ -72,6 +99,7 @@ private:
     std::string own_type_;
     std::vector<std::pair<std::string, std::string>> headers_;
     std::shared_ptr<BodyProducer> producer_;
+    FileRange file_;
 };
 
 }  // namespace rivet

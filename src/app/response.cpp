@@ -1,5 +1,7 @@
 #include <rivet/response.hpp>
 
+#include <unistd.h>
+
 #include <stdexcept>
 
 #include "http/request_parser.hpp"
@@ -90,8 +92,20 @@ std::string_view Response::header(std::string_view name) const {
     return {};
 }
 
+OpenFile::~OpenFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+Response& Response::file(FileRange range, std::string_view content_type) {
+    body_.clear();
+    producer_.reset();
+    file_ = std::move(range);
+    return this->content_type(content_type);
+}
+
 Response& Response::stream(BodyProducer producer, std::string_view content_type) {
     producer_ = std::make_shared<BodyProducer>(std::move(producer));
+    file_ = {};
     return this->content_type(content_type);
 }
 

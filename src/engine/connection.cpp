@@ -46,7 +46,7 @@ Connection::Pending& Connection::pending() {
 
 bool Connection::idle() const {
     return in_.empty() && out_.empty() &&
-           (!pending_ || (pending_->slots.empty() && !pending_->stream));
+           (!pending_ || (pending_->slots.empty() && !sending_body()));
 }
 
 // ---- reading and parsing ----
@@ -100,8 +100,7 @@ void Connection::on_readable() {
         // The client sent all it will; answer what it asked, then close.
         peer_eof_ = true;
         // Half a request can never be finished now: unless answers are owed, close at once.
-        bool owes = !out_.empty() || (pending_ && (!pending_->slots.empty() || pending_->stream));
-        if (!owes) return close_now();
+        if (out_.empty() && !owes()) return close_now();
         std::string().swap(in_);
         closing_ = true;
         update_interest();
@@ -209,7 +208,7 @@ bool Connection::serve_one(const char* data, size_t len, size_t& consumed) {
 
 void Connection::maybe_send_continue(const http::RequestHead& head) {
     if (!head.expect_continue || continue_sent_ || head.version_minor == 0) return;
-    if (pending_ && (!pending_->slots.empty() || pending_->stream)) {
+    if (pending_ && (!pending_->slots.empty() || sending_body())) {
         // An interim answer must not overtake the responses before it: after_flush sends it
         // once they are gone.
         continue_owed_ = true;
@@ -258,12 +257,11 @@ std::string& Connection::output() {
 
 bool Connection::should_pause() const {
     if (out_.size() > owner_.config().output_high_water) return true;
-    return pending_ &&
-           (pending_->stream || pending_->slots.size() >= owner_.config().max_pipelined);
+    return sending_body() || (pending_ && pending_->slots.size() >= owner_.config().max_pipelined);
 }
 
 bool Connection::in_order() const {
-    return !pending_ || (pending_->slots.empty() && !pending_->stream);
+    return !owes();
 }
 
 void Connection::emit(std::string_view bytes, const http::Framing& framing) {
@@ -282,10 +280,18 @@ bool Connection::write_out(const http::Response& response, http::Framing framing
                     response.status() != 204 && response.status() != 304;
     if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
     http::write_response(output(), response, framing, owner_.date_block());
-    if (streamed)
+    const http::FileRange* file = response.file_range();
+    bool has_body = !framing.head_only && response.status() >= 200 && response.status() != 204 &&
+                    response.status() != 304;
+    if (streamed) {
         start_stream(response.producer(), framing);
-    else if (!framing.keep_alive)
+    } else if (file && has_body && file->length > 0) {
+        auto& p = pending();
+        p.file = *file;
+        p.body_ends_connection = !framing.keep_alive;
+    } else if (!framing.keep_alive) {
         closing_ = true;
+    }
     return !framing.keep_alive;
 }
 
@@ -345,7 +351,7 @@ void Connection::complete(uint64_t sequence, http::Response&& response) {
 // only now, so that the last one of a drain can still say "Connection: close".
 void Connection::release_ready_slots() {
     auto& p = *pending_;
-    while (!p.slots.empty() && p.slots.front().ready && !p.stream) {
+    while (!p.slots.empty() && p.slots.front().ready && !sending_body()) {
         Slot slot = std::move(p.slots.front());
         p.slots.pop_front();
         http::Framing framing = slot.framing;
@@ -369,7 +375,7 @@ void Connection::start_stream(std::shared_ptr<http::BodyProducer> stream,
     auto& p = pending();
     p.stream = std::move(stream);
     p.stream_chunked = framing.version_minor >= 1;
-    p.stream_ends_connection = !framing.keep_alive;
+    p.body_ends_connection = !framing.keep_alive;
 }
 
 // Pulls streamed body pieces until the output is comfortably full or the stream ends.
@@ -385,7 +391,7 @@ void Connection::pump_stream() {
         if (more) continue;
         if (p.stream_chunked) http::append_last_chunk(output());
         p.stream.reset();
-        if (p.stream_ends_connection) closing_ = true;
+        if (p.body_ends_connection) closing_ = true;
         release_ready_slots();
     }
 }

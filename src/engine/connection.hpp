@@ -68,6 +68,10 @@ private:
     bool should_pause() const;
     void release_ready_slots();
     void pump_stream();
+    bool send_file_piece();  // false: the socket is full (or the connection closed)
+    bool sending_body() const { return pending_ && (pending_->stream || pending_->file.file); }
+    // Answers still to send after what is in the output: queued slots, or a body in progress.
+    bool owes() const { return pending_ && (!pending_->slots.empty() || sending_body()); }
     void flush();
     void after_flush();
     void begin_close();
@@ -97,8 +101,9 @@ private:
         size_t chunked_raw = 0;  // bytes after the head already fed to the decoder
         bool chunked_active = false;
         std::shared_ptr<http::BodyProducer> stream;  // the body being streamed now
+        http::FileRange file;                        // or the file being sent now
         bool stream_chunked = false;
-        bool stream_ends_connection = false;
+        bool body_ends_connection = false;  // the stream or file is the connection's last answer
     };
     std::unique_ptr<Pending> pending_;  // allocated on first use
     Pending& pending();
@@ -118,6 +123,7 @@ private:
     bool awaiting_body_ = false;    // in_ holds a complete head whose body is still arriving
     bool discarded_input_ = false;  // unread request bytes were dropped: close must linger
     bool closed_ = false;
+    uint8_t file_pieces_this_turn_ = 0;
 };
 
 }  // namespace rivet::engine

@@ -1,7 +1,9 @@
 // Connection, the socket side: writing, readiness interest, timeouts and closing.
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "engine/connection.hpp"
@@ -32,7 +34,11 @@ void Connection::flush() {
             shared.clear();
             if (!out_.empty()) break;
         }
-        // Everything written: a stream may have more to give.
+        // Everything written: a file or a stream may have more to give.
+        if (pending_ && pending_->file.file) {
+            if (!send_file_piece()) break;
+            continue;
+        }
         if (!pending_ || !pending_->stream) break;
         try {
             pump_stream();
@@ -41,13 +47,40 @@ void Connection::flush() {
             return close_now();  // the head is gone already: all we can do is cut it short
         }
     }
+    if (closed_) return;
     if (out_.empty() && out_.capacity() > 0) std::string().swap(out_);
     after_flush();
 }
 
+// Sends up to a few hundred KiB of the file body; the rest waits for the next writable turn, so
+// one large download cannot hold the loop. Returns whether the socket may take more now.
+bool Connection::send_file_piece() {
+    constexpr size_t kPiece = 256 * 1024;
+    auto& f = pending_->file;
+    off_t offset = off_t(f.offset);
+    ssize_t n = sendfile(fd_, f.file->fd(), &offset, std::min<uint64_t>(f.length, kPiece));
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) return false;
+        close_now();
+        return false;
+    }
+    if (n == 0) {  // the file shrank under us: the promised length can no longer be kept
+        close_now();
+        return false;
+    }
+    f.offset += uint64_t(n);
+    f.length -= uint64_t(n);
+    if (f.length > 0) return size_t(n) == kPiece && ++file_pieces_this_turn_ < 4;
+    pending_->file = {};
+    if (pending_->body_ends_connection) closing_ = true;
+    release_ready_slots();
+    return true;
+}
+
 void Connection::after_flush() {
     if (closed_) return;
-    bool owes = pending_ && (!pending_->slots.empty() || pending_->stream);
+    file_pieces_this_turn_ = 0;
+    bool owes = this->owes();
     if (out_.empty() && !owes && (closing_ || peer_eof_)) return begin_close();
     if (out_.empty() && !owes && in_.empty() && owner_.draining()) return begin_close();
     if (continue_owed_ && !owes && !continue_sent_) {
@@ -81,7 +114,7 @@ void Connection::resume_reading() {
 void Connection::update_interest() {
     uint8_t want = 0;
     if (lingering_ || (!reading_paused_ && !peer_eof_ && !closing_)) want |= net::kReadable;
-    if (!out_.empty()) want |= net::kWritable;
+    if (!out_.empty() || (pending_ && pending_->file.file)) want |= net::kWritable;
     if (want != interest_) {
         interest_ = want;
         owner_.loop().modify(fd_, want, this);
@@ -93,8 +126,8 @@ void Connection::arm_timer() {
     auto& timers = owner_.loop().timers();
     uint64_t now = owner_.loop().now_ms();
     if (lingering_) return timers.schedule(*this, cfg.linger_timeout_ms);
-    if (!out_.empty()) return timers.schedule(*this, cfg.write_timeout_ms);
-    if (pending_ && (!pending_->slots.empty() || pending_->stream)) return timers.cancel(*this);
+    if (!out_.empty() || sending_body()) return timers.schedule(*this, cfg.write_timeout_ms);
+    if (owes()) return timers.cancel(*this);
     if (in_.empty()) {
         // A fresh connection owes us a request head; a kept-alive one may rest.
         if (served_ == 0) {

@@ -6,4 +6,5 @@
 namespace rivet::http {
 using Response = rivet::Response;
 using BodyProducer = rivet::BodyProducer;
+using FileRange = rivet::FileRange;
 }  // namespace rivet::http

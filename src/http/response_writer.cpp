@@ -189,8 +189,13 @@ void write_response(std::string& out, const Response& res, const Framing& framin
         out.append("\r\n", 2);
     }
     bool streamed = res.producer() != nullptr;
+    const FileRange* file = res.file_range();
     if (has_body) {
-        if (streamed) {
+        if (file) {
+            out.append("Content-Length: ", 16);
+            append_uint(out, file->length);
+            out.append("\r\n", 2);
+        } else if (streamed) {
             // An HTTP/1.0 client cannot read chunked coding: the body runs until close.
             if (framing.version_minor >= 1) out.append("Transfer-Encoding: chunked\r\n");
         } else {
@@ -201,7 +206,7 @@ void write_response(std::string& out, const Response& res, const Framing& framin
     }
     append_connection(out, framing);
     out.append("\r\n", 2);
-    if (has_body && !framing.head_only && !streamed) out.append(res.body());
+    if (has_body && !framing.head_only && !streamed && !file) out.append(res.body());
 }
 
 void write_simple_response(std::string& out, int status, std::string_view body,

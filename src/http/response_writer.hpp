@@ -36,6 +36,7 @@ struct Framing {
 };
 
 // Appends the status line, fields and (unless HEAD, 1xx, 204 or 304) the body of `res`.
+// For a file body (Response::file) only the head is written; the caller sends the bytes.
 // For a streamed response only the head is written (with Transfer-Encoding: chunked on 1.1);
 // the body follows with append_chunk / append_last_chunk.
 void write_response(std::string& out, const Response& res, const Framing& framing,

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -186,6 +187,43 @@ TEST_F(AppTest, StreamedBodyIsChunkedAndComplete) {
     EXPECT_EQ(old.find("Transfer-Encoding"), std::string::npos);
     EXPECT_NE(old.find("Connection: close"), std::string::npos);
     EXPECT_NE(old.find("line 999\n"), std::string::npos);
+}
+
+TEST_F(AppTest, FileBodiesGoOutWithSendfileInOrder) {
+    // 3 MiB of a known pattern: more than one sendfile piece and more than a socket buffer.
+    char path[] = "/tmp/rivet-app-test-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    std::string content(3 << 20, '\0');
+    for (size_t i = 0; i < content.size(); ++i) content[i] = char('a' + i * 7 % 26);
+    ASSERT_EQ(write(fd, content.data(), content.size()), ssize_t(content.size()));
+    unlink(path);
+    auto file = std::make_shared<const rivet::OpenFile>(fd);
+    app_.get("/file", [file, &content](rivet::Request& req, rivet::Response& res) {
+        uint64_t offset = std::stoul(std::string(req.query("offset").value_or("0")));
+        res.file({file, offset, content.size() - offset}, "application/octet-stream");
+    });
+    app_.get("/after", [](rivet::Request&, rivet::Response& res) { res.text("after"); });
+    start();
+    auto got = exchange(port_,
+                        "GET /file HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /file?offset=1000 HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "HEAD /file HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                        0);
+    size_t first = got.find("\r\n\r\n") + 4;
+    ASSERT_EQ(got.compare(first, content.size(), content), 0) << "first body differs";
+    size_t second_head = first + content.size();
+    size_t second = got.find("\r\n\r\n", second_head) + 4;
+    EXPECT_NE(got.substr(second_head, second - second_head).find("Content-Length: 3144728"),
+              std::string::npos);
+    ASSERT_EQ(got.compare(second, content.size() - 1000, content, 1000), 0);
+    size_t head_answer = second + content.size() - 1000;
+    size_t head_end = got.find("\r\n\r\n", head_answer) + 4;
+    EXPECT_NE(got.substr(head_answer, head_end - head_answer).find("Content-Length: 3145728"),
+              std::string::npos);
+    EXPECT_EQ(got.substr(head_end, 17), "HTTP/1.1 200 OK\r\n");  // HEAD sent no body
+    EXPECT_TRUE(got.ends_with("\r\n\r\nafter"));
 }
 
 TEST_F(AppTest, RoutesCannotChangeWhileRunning) {
