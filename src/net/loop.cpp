@@ -78,7 +78,7 @@ void Loop::read_clocks() {
 
 void Loop::run() {
     running_ = true;
-    constexpr int kMaxEvents = 256;
+    constexpr int kMaxEvents = 512;  // more readiness per epoll_wait when thousands are busy
     epoll_event events[kMaxEvents];
     while (running_) {
         int timeout = timers_.next_timeout_ms();
