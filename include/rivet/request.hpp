@@ -37,6 +37,10 @@ public:
     int version_minor() const { return head_->version_minor; }  // HTTP/1.<minor>
     std::string_view body() const { return body_; }
     const std::string& peer_address() const;  // "127.0.0.1", "::1"; "" when unknown
+    // The I/O loop serving the request (0 .. threads-1), for per-loop state that needs no
+    // lock; kNoLoop for a detached (offloaded) request.
+    static constexpr unsigned kNoLoop = ~0u;
+    unsigned loop_index() const;
 
     // Header fields, case-insensitive; first match, or "" when absent.
     std::string_view header(std::string_view name) const;

@@ -22,6 +22,10 @@ const std::string& Request::peer_address() const {
     return peer_;
 }
 
+unsigned Request::loop_index() const {
+    return exchange_ ? exchange_->loop_index() : kNoLoop;
+}
+
 std::string_view Request::header(std::string_view name) const {
     for (const auto& h : head_->headers)
         if (http::iequals(h.name, name)) return h.value;

@@ -3,9 +3,6 @@
 #include <gmp.h>
 
 #include <cmath>
-#include <fstream>
-#include <memory>
-#include <sstream>
 
 #include "app/query.hpp"
 #include "server/number_input.hpp"
@@ -178,14 +175,6 @@ void cookies_handler(Request& req, Response& res) {
     res.text(out);
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 }  // namespace
 
 void add_demo_routes(App& app, const DemoOptions& options) {
@@ -205,14 +194,9 @@ void add_demo_routes(App& app, const DemoOptions& options) {
     app.get("/headers", headers_handler);
     app.get("/cookies", cookies_handler);
 
-    auto page = std::make_shared<std::string>(read_file(options.root + "/index.html"));
-    app.get("/", [page](Request&, Response& res) {
-        if (page->empty()) {
-            res.status(404).text("No demo page: index.html is missing from --root\n");
-            return;
-        }
-        res.html(*page);
-    });
+    // Everything else under / is a file of the root (the demo page is its index.html); the
+    // routes above win over files of the same name.
+    app.serve_static("/", options.root, options.files);
 }
 
 }  // namespace rivet::server

@@ -1,5 +1,5 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, /healthz and the demo page at /.
+// /headers, /cookies, /healthz, and the files of the root (the demo site) at /.
 #pragma once
 
 #include <string>
@@ -9,7 +9,15 @@
 namespace rivet::server {
 
 struct DemoOptions {
-    std::string root = "public";  // the demo page is root/index.html
+    std::string root = "public";  // served at /; the demo page is root/index.html
+    // The demo site lists directories without an index, and browsers revalidate every time
+    // (a 304 when nothing changed), so edits to the files show at once.
+    StaticOptions files = [] {
+        StaticOptions o;
+        o.listing = true;
+        o.cache_control = "no-cache";
+        return o;
+    }();
 };
 
 void add_demo_routes(App& app, const DemoOptions& options);

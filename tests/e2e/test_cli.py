@@ -74,13 +74,17 @@ def test_inline_option_values(rivet):
     assert srv.get("/healthz").body == b"ok"
 
 
-def test_missing_root_page_is_404_not_a_crash(rivet, tmp_path):
+def test_missing_root_page_is_not_a_crash(rivet, tmp_path):
     empty = tmp_path / "empty-root"
     empty.mkdir()
     srv = rivet(root=empty)
-    r = srv.get("/")
-    assert r.status == 404, r
+    r = srv.get("/")  # no index.html: the demo lists the directory instead
+    assert r.status == 200 and b"Index of /" in r.body, r
+    assert srv.get("/index.html").status == 404
     assert srv.get("/hello").status == 200
+    gone = rivet(root=tmp_path / "no-such-dir")
+    assert gone.get("/").status == 404
+    assert gone.get("/hello").status == 200
 
 
 def test_unusable_bind_address_fails_cleanly():

@@ -1,0 +1,238 @@
+// rivet::StaticFiles: from a request to the file that answers it (see static_files.hpp).
+#include <rivet/static_files.hpp>
+
+#include <time.h>
+
+#include <mutex>
+
+#include "app/static/accept_encoding.hpp"
+#include "app/static/directory_listing.hpp"
+#include "app/static/file_cache.hpp"
+#include "app/static/file_response.hpp"
+#include "app/static/mime_types.hpp"
+#include "app/static/path_resolver.hpp"
+#include "http/request_parser.hpp"
+#include "http/response_writer.hpp"
+
+namespace rivet {
+
+namespace {
+
+uint64_t monotonic_ms() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);  // a few ms of resolution is plenty for a TTL
+    return uint64_t(t.tv_sec) * 1000 + uint64_t(t.tv_nsec) / 1'000'000;
+}
+
+void plain(Response& res, int status) {
+    res.status(status).text(std::string(http::status_reason(status)) + "\n");
+}
+
+// The request fields the file handler reads, in one pass over the header list.
+files::FileRequest gather(const Request& req) {
+    files::FileRequest out;
+    out.get_or_head = req.method() == Method::Get || req.method() == Method::Head;
+    for (const auto& h : req.headers()) {
+        std::string_view n = h.name;
+        if (n.size() < 5) continue;
+        char first = char(n[0] | 0x20);
+        if (first == 'i' && (n[1] | 0x20) == 'f') {
+            auto& c = out.conditions;
+            if (http::iequals(n, "If-None-Match"))
+                c.if_none_match = h.value;
+            else if (http::iequals(n, "If-Modified-Since"))
+                c.if_modified_since = h.value;
+            else if (http::iequals(n, "If-Match"))
+                c.if_match = h.value;
+            else if (http::iequals(n, "If-Unmodified-Since"))
+                c.if_unmodified_since = h.value;
+            else if (http::iequals(n, "If-Range"))
+                c.if_range = h.value;
+        } else if (first == 'r' && http::iequals(n, "Range")) {
+            out.range = h.value;
+        } else if (first == 'a' && http::iequals(n, "Accept-Encoding")) {
+            out.accept_encoding = h.value;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+struct StaticFiles::Impl {
+    std::string name;   // the mount as given: "/", "/assets"
+    std::string mount;  // without a trailing '/': "" for "/", "/assets"
+    std::string root;
+    StaticOptions options;
+    files::MimeTypes types;
+    files::CacheLimits limits;
+    std::string cache_control;
+    std::vector<std::unique_ptr<files::FileCache>> loops;  // one per I/O loop
+    std::mutex shared_mutex;                               // guards `shared`
+    std::unique_ptr<files::FileCache> shared;              // for everyone else
+
+    Impl(std::string m, std::string r, StaticOptions o)
+        : name(m.empty() ? "/" : m),
+          mount(std::move(m)),
+          root(std::move(r)),
+          options(std::move(o)),
+          types(options.mime_types, options.default_type) {
+        while (!mount.empty() && mount.back() == '/') mount.pop_back();
+        if (root.empty()) root.push_back('.');  // the working directory
+        limits.entries = options.cache_entries;
+        limits.bytes = options.cache_bytes;
+        limits.max_file = options.cache_max_file;
+        limits.memory_below = options.sendfile_threshold;
+        limits.ttl_ms = uint64_t(options.cache_ttl.count() < 0 ? 0 : options.cache_ttl.count());
+        limits.follow_symlinks = options.follow_symlinks;
+        cache_control = options.cache_control;
+        if (cache_control.empty() && options.max_age >= 0)
+            cache_control = "max-age=" + std::to_string(options.max_age);
+        shared = std::make_unique<files::FileCache>(root, limits, types);
+    }
+
+    void serve(files::FileCache& cache, const Request& req, Response& res);
+    void serve_file(files::FileCache& cache, const files::FileEntry& file, std::string_view key,
+                    const files::FileRequest& fields, Response& res);
+    void redirect_to_directory(const Request& req, std::string_view key, Response& res);
+    void listing(std::string_view key, Response& res);
+};
+
+void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Response& res) {
+    if (req.method() != Method::Get && req.method() != Method::Head) {
+        plain(res, 405);
+        res.header("Allow", "GET, HEAD");
+        return;
+    }
+    std::string_view path = req.path();
+    if (path.substr(0, mount.size()) != mount) return plain(res, 404);
+    path.remove_prefix(mount.size());
+    if (path.empty()) return redirect_to_directory(req, {}, res);  // "/assets" -> "/assets/"
+    if (path.front() != '/') return plain(res, 404);               // "/assetsX"
+    path.remove_prefix(1);
+
+    thread_local std::string key;  // reused: no allocation per request
+    files::NormalizedPath np = files::normalize_path(path, key);
+    if (np.status) return plain(res, np.status);
+
+    auto entry = cache.find(key, monotonic_ms());
+    switch (entry->kind) {
+        case files::FileEntry::Kind::Error:
+            return plain(res, entry->status);
+        case files::FileEntry::Kind::File:
+            if (np.directory) return plain(res, 404);  // "file.txt/"
+            return serve_file(cache, *entry, key, gather(req), res);
+        case files::FileEntry::Kind::Directory:
+            break;
+    }
+    if (!np.directory) return redirect_to_directory(req, key, res);
+    if (!options.index.empty()) {
+        std::string index_key = key.empty() ? options.index : key + "/" + options.index;
+        auto index = cache.find(index_key, monotonic_ms());
+        if (index->kind == files::FileEntry::Kind::File)
+            return serve_file(cache, *index, index_key, gather(req), res);
+        if (index->kind == files::FileEntry::Kind::Error && index->status != 404)
+            return plain(res, index->status);  // there, but not to be read
+    }
+    if (!options.listing) return plain(res, 403);
+    listing(key, res);
+}
+
+void StaticFiles::Impl::serve_file(files::FileCache& cache, const files::FileEntry& file,
+                                   std::string_view key, const files::FileRequest& fields,
+                                   Response& res) {
+    files::Representation rep{&file, file.content_type, {}, false, cache_control};
+    std::shared_ptr<const files::FileEntry> variant;  // keeps the chosen variant alive
+    if (options.precompressed && !fields.accept_encoding.empty()) {
+        // Only the codings this client takes are looked up (and cached, found or not). A
+        // response is marked Vary when a variant it could have had exists.
+        static constexpr std::pair<std::string_view, std::string_view> kCodings[] = {
+            {"br", ".br"}, {"gzip", ".gz"}};
+        thread_local std::string variant_key;
+        for (auto [coding, suffix] : kCodings) {
+            if (!files::accepts_coding(fields.accept_encoding, coding)) continue;
+            variant_key.assign(key);
+            variant_key.append(suffix);
+            auto v = cache.find(variant_key, monotonic_ms());
+            if (v->kind != files::FileEntry::Kind::File) continue;
+            rep.vary = true;
+            if (!variant) {
+                variant = std::move(v);
+                rep.entry = variant.get();
+                rep.encoding = coding;
+            }
+        }
+    }
+    files::respond_with_file(rep, fields, options.max_ranges, res);
+}
+
+void StaticFiles::Impl::redirect_to_directory(const Request& req, std::string_view key,
+                                              Response& res) {
+    // Built from the normalized key, not the path as sent: "//evil.example" must not become
+    // a Location that leaves this site.
+    std::string location = mount + "/";
+    if (!key.empty()) location += files::percent_encode_path(key) + "/";
+    if (!req.query_string().empty()) {
+        location += '?';
+        location += req.query_string();
+    }
+    plain(res, 301);
+    res.header("Location", location);
+}
+
+void StaticFiles::Impl::listing(std::string_view key, Response& res) {
+    int status = 500;
+    auto entries = files::read_directory(root, key, options.follow_symlinks, status);
+    if (!entries) return plain(res, status);
+    std::string shown = mount + "/";
+    if (!key.empty()) shown += std::string(key) + "/";
+    res.html(files::render_listing(shown, std::move(*entries)));
+    res.header("Cache-Control", "no-cache");
+}
+
+StaticFiles::StaticFiles(std::string mount, std::string root, StaticOptions options)
+    : impl_(std::make_unique<Impl>(std::move(mount), std::move(root), std::move(options))) {}
+
+StaticFiles::~StaticFiles() = default;
+
+void StaticFiles::serve(const Request& req, Response& res) {
+    unsigned loop = req.loop_index();
+    if (loop < impl_->loops.size()) return impl_->serve(*impl_->loops[loop], req, res);
+    std::lock_guard lock(impl_->shared_mutex);
+    impl_->serve(*impl_->shared, req, res);
+}
+
+void StaticFiles::set_loops(unsigned loops) {
+    impl_->loops.clear();
+    for (unsigned i = 0; i < loops; ++i)
+        impl_->loops.push_back(
+            std::make_unique<files::FileCache>(impl_->root, impl_->limits, impl_->types));
+}
+
+StaticStats StaticFiles::stats() const {
+    StaticStats s;
+    auto add = [&s](const files::FileCache& cache) {
+        const auto& c = cache.counters();
+        constexpr auto r = std::memory_order_relaxed;
+        s.hits += c.hits.load(r);
+        s.misses += c.misses.load(r);
+        s.revalidated += c.revalidated.load(r);
+        s.changed += c.changed.load(r);
+        s.evictions += c.evictions.load(r);
+        s.entries += c.entries.load(r);
+        s.bytes += c.bytes.load(r);
+    };
+    for (const auto& cache : impl_->loops) add(*cache);
+    add(*impl_->shared);  // its counters are atomics too: no lock needed to read them
+    return s;
+}
+
+const std::string& StaticFiles::mount() const {
+    return impl_->name;
+}
+
+const std::string& StaticFiles::root() const {
+    return impl_->root;
+}
+
+}  // namespace rivet
