@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include <rivet/operations.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
-#include <rivet/static_files.hpp>
 
 #include "engine/server_config.hpp"
 
@@ -31,6 +31,10 @@ struct RunOptions {
     unsigned retry_after_s = 1;   // Retry-After of that 503
     engine::ServerConfig server;  // limits and timeouts (host, port and threads above win)
     bool quiet = false;           // no "listening on" line
+    OperationsOptions ops;        // logs, rate limiting, admin endpoints (rivet/operations.hpp)
+    // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
+    // configuration file and pass it to reconfigure().
+    std::function<void()> on_reload;
 };
 
 class App {
@@ -63,12 +67,6 @@ public:
     Route del(std::string_view pattern, Handler handler);
     Route route(Method method, std::string_view pattern, Handler handler);
 
-    // Serves the files under `root` at GET/HEAD `mount`/... (see rivet/static_files.hpp).
-    // Routes win over files: with a mount at "/", GET /hello still reaches its handler, and a
-    // path whose routes are all for other methods answers 405 rather than a file's 404.
-    StaticFiles& serve_static(std::string_view mount, std::string root, StaticOptions options = {});
-    StaticStats static_stats() const;  // every mount's cache counters, summed
-
     // Serves forever; SIGINT/SIGTERM drain in-flight requests and return. Throws
     // std::runtime_error when the address cannot be bound.
     void run(const RunOptions& options = {});
@@ -77,7 +75,13 @@ public:
     uint16_t start(const RunOptions& options);  // returns the bound port
     void stop();                                // drains and waits
 
+    // While running: applies what can change live (logs, rate limits, admin endpoints on the
+    // main port, engine limits and timeouts); the address, threads and workers stay. Returns
+    // the problems (e.g. a log file that cannot be opened), empty when none.
+    std::string reconfigure(const RunOptions& options);
+
 private:
+    void start_operations(const RunOptions& options);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "app/error_log.hpp"
+#include "app/operations.hpp"
 #include "app/router.hpp"
 #include "app/worker_pool.hpp"
 #include "engine/exchange.hpp"
@@ -38,24 +40,36 @@ struct App::Impl final : engine::Application {
         Handler handler;
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
-        StaticFiles* files = nullptr;  // a static mount's route
     };
+
+    using Trace = app::Operations::Trace;
 
     app::Router router;
     std::vector<RouteEntry> routes;
-    // The routes without the static mounts: tells a file's 404 that the path is a route's.
-    app::Router routes_only;
-    std::vector<std::unique_ptr<StaticFiles>> mounts;
-    bool adding_mount = false;
+    std::vector<app::RouteLabel> labels;  // by route id, for the metrics
     RunOptions options;
     std::unique_ptr<app::WorkerPool> pool;
     std::unique_ptr<engine::Server> server;
+    std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
+    std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
 
     void serve(engine::Exchange& ex) override;
-    void run_offloaded(const RouteEntry& route, engine::Exchange& ex, const app::RouteParams& p);
+    void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
+        ops->protocol_error(loop, peer, status);
+    }
+    void route_request(engine::Exchange& ex, Trace& trace);
+    void run_offloaded(const RouteEntry& route, engine::Exchange& ex, const app::RouteParams& p,
+                       Trace& trace);
 };
 
 void App::Impl::serve(engine::Exchange& ex) {
+    Trace trace;
+    trace.start_ns = app::Operations::now_ns();
+    if (!ops->intercept(ex, trace)) route_request(ex, trace);
+    if (ex.status() != 0) ops->finish(ex, trace);  // a deferred answer is logged by its job
+}
+
+void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     const auto& head = ex.head();
     if (head.method == Method::Options && head.path == "*") {
         Response res(200);
@@ -69,55 +83,55 @@ void App::Impl::serve(engine::Exchange& ex) {
         if (head.method == Method::Options) return ex.respond_simple(204, {}, allow);
         return ex.respond_simple(405, "Method Not Allowed\n", allow);
     }
+    trace.route = match.route;
     const RouteEntry& route = routes[match.route];
-    if (route.offload) return run_offloaded(route, ex, match.params);
+    if (route.offload) return run_offloaded(route, ex, match.params, trace);
 
     Request req(head, ex.body(), match.params, &ex);
     Response res;
     try {
         if (route.offload_when && route.offload_when(req))
-            return run_offloaded(route, ex, match.params);
+            return run_offloaded(route, ex, match.params, trace);
         route.handler(req, res);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "rivet: handler for %.*s threw: %s\n", int(head.path.size()),
-                     head.path.data(), e.what());
+        app::log_error("handler for " + std::string(head.path) + " threw: " + e.what());
         return ex.respond_simple(500, "Internal Server Error\n");
-    }
-    if (route.files && res.status() == 404) {
-        // No such file, but routes serve this path with other methods: 405 says more.
-        auto other = routes_only.find(head.method, head.path);
-        if (other.kind == app::Router::Match::MethodNotAllowed)
-            return ex.respond_simple(405, "Method Not Allowed\n",
-                                     "Allow: " + allow_list(other.allowed) + "\r\n");
     }
     ex.respond(res);
 }
 
 void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
-                              const app::RouteParams& params) {
+                              const app::RouteParams& params, Trace& trace) {
     // The worker needs bytes of its own: the connection's buffer moves on without it.
     struct Job {
         Request request;
         engine::Deferred reply;
         const Handler* handler;
+        Trace trace;
+        app::Operations* ops;
     };
-    auto job = std::make_shared<Job>(
-        Job{Request(ex.head(), ex.body(), params, &ex).detach(), ex.defer(), &route.handler});
+    ops->resolve_client(ex, trace);
+    auto job = std::make_shared<Job>(Job{Request(ex.head(), ex.body(), params, &ex).detach(),
+                                         ex.defer(), &route.handler, trace, ops.get()});
     bool queued = pool->try_submit([job] {
         Response res;
         try {
             (*job->handler)(job->request, res);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "rivet: offloaded handler threw: %s\n", e.what());
+            app::log_error("offloaded handler for " + std::string(job->request.path()) +
+                           " threw: " + e.what());
             res = Response(500);
             res.text("Internal Server Error\n");
         }
+        job->ops->finish_offloaded(job->request, job->trace, res);
         job->reply.complete(std::move(res));
     });
     if (!queued) {
         Response busy(503);
         busy.text("Service Unavailable: the worker pool's queue is full\n");
         busy.header("Retry-After", std::to_string(options.retry_after_s));
+        ops->count_pool_rejected();
+        ops->finish_offloaded(job->request, job->trace, busy);
         job->reply.complete(std::move(busy));
     }
 }
@@ -142,49 +156,9 @@ App::Route App::route(Method method, std::string_view pattern, Handler handler) 
     if (impl_->server) throw std::logic_error("routes must be added before the server starts");
     auto id = uint32_t(impl_->routes.size());
     impl_->router.add(method, pattern, id);
-    if (!impl_->adding_mount) impl_->routes_only.add(method, pattern, id);
     impl_->routes.push_back({std::move(handler), false, nullptr});
+    impl_->labels.push_back({std::string(http::method_name(method)), std::string(pattern)});
     return Route(*this, id);
-}
-
-StaticFiles& App::serve_static(std::string_view mount, std::string root, StaticOptions options) {
-    if (impl_->server) throw std::logic_error("routes must be added before the server starts");
-    std::string prefix(mount);
-    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
-    if (prefix.empty() || prefix.front() != '/')
-        throw std::invalid_argument("a static mount must start with '/'");
-    // Kept even if a pattern below is refused: a route added before that points to it.
-    impl_->mounts.push_back(
-        std::make_unique<StaticFiles>(prefix, std::move(root), std::move(options)));
-    StaticFiles* f = impl_->mounts.back().get();
-    impl_->adding_mount = true;
-    try {
-        for (std::string pattern : {prefix == "/" ? "/*path" : prefix + "/*path", prefix}) {
-            if (pattern == "/") continue;  // "/assets" itself is redirected to "/assets/"
-            auto r = get(pattern, [f](Request& req, Response& res) { f->serve(req, res); });
-            impl_->routes[r.id_].files = f;
-        }
-    } catch (...) {
-        impl_->adding_mount = false;
-        throw;
-    }
-    impl_->adding_mount = false;
-    return *f;
-}
-
-StaticStats App::static_stats() const {
-    StaticStats sum;
-    for (const auto& m : impl_->mounts) {
-        StaticStats s = m->stats();
-        sum.hits += s.hits;
-        sum.misses += s.misses;
-        sum.revalidated += s.revalidated;
-        sum.changed += s.changed;
-        sum.evictions += s.evictions;
-        sum.entries += s.entries;
-        sum.bytes += s.bytes;
-    }
-    return sum;
 }
 
 App::Route App::get(std::string_view p, Handler h) {
@@ -212,7 +186,15 @@ uint16_t App::start(const RunOptions& options) {
     config.threads = options.threads;
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(config, *impl_);
-    for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
+    try {
+        start_operations(options);
+    } catch (...) {
+        impl_->admin_server.reset();
+        impl_->server.reset();
+        impl_->ops.reset();
+        impl_->pool.reset();
+        throw;
+    }
     impl_->server->start();
     if (!options.quiet) {
         bool v6 = options.host.find(':') != std::string::npos;  // a URL needs [::1]
@@ -220,18 +202,63 @@ uint16_t App::start(const RunOptions& options) {
                     v6 ? "[" : "", options.host.c_str(), v6 ? "]" : "",
                     unsigned(impl_->server->port()), impl_->server->threads(),
                     impl_->pool->workers());
+        if (impl_->admin_server)
+            std::printf("rivet admin endpoints on http://%s:%u\n",
+                        options.ops.admin.admin_host.c_str(),
+                        unsigned(impl_->admin_server->port()));
     }
     std::fflush(stdout);
     return impl_->server->port();
 }
 
+// The access log, rate limiter and metrics, and the admin listener if it has its own port.
+void App::start_operations(const RunOptions& options) {
+    Impl* impl = impl_.get();
+    impl_->ops = std::make_unique<app::Operations>(
+        options.ops, impl_->server->threads(), impl_->labels, [impl] {
+            auto e = impl->server->stats();
+            app::ServingStats s;
+            s.accepted = e.accepted;
+            s.open_connections = e.open_connections;
+            s.bytes_in = e.bytes_in;
+            s.bytes_out = e.bytes_out;
+            s.queue_depth = impl->pool->queued();
+            s.workers = impl->pool->workers();
+            return s;
+        });
+    if (options.ops.admin.admin_port != 0) {
+        engine::ServerConfig admin;
+        admin.host = options.ops.admin.admin_host;
+        admin.port = options.ops.admin.admin_port;
+        admin.threads = 1;
+        admin.max_connections = 64;
+        impl_->admin_server =
+            std::make_unique<engine::Server>(admin, impl_->ops->admin_application());
+        impl_->admin_server->start();
+    }
+}
+
 void App::stop() {
     if (!impl_->server) return;
+    if (impl_->admin_server) impl_->admin_server->drain();
     impl_->server->drain();
     impl_->server->wait();
     impl_->pool->stop();
+    impl_->admin_server.reset();
+    impl_->ops->stop();  // every answered request is in the access log file now
     impl_->server.reset();
     impl_->pool.reset();
+    impl_->ops.reset();
+}
+
+std::string App::reconfigure(const RunOptions& options) {
+    if (!impl_->server) throw std::logic_error("the app is not running");
+    std::string problems = impl_->ops->reconfigure(options.ops);
+    engine::ServerConfig config = options.server;
+    impl_->server->reconfigure(config);  // host, port and threads are kept as they are
+    impl_->options.server = options.server;
+    impl_->options.ops = options.ops;
+    return problems;
 }
 
 void App::run(const RunOptions& options) {
@@ -240,11 +267,17 @@ void App::run(const RunOptions& options) {
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
     start(options);
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    // SIGHUP, as for nginx: log files are reopened (logrotate renamed them) and the owner
+    // may re-read its configuration.
+    while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
+        if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
+        if (options.on_reload) options.on_reload();
+    }
     if (!options.quiet) std::printf("rivet: signal %d, draining\n", sig);
     std::fflush(stdout);
     stop();

@@ -35,6 +35,13 @@ std::string Connection::peer_address() const {
     return buf;
 }
 
+PeerIp Connection::peer_ip() const {
+    PeerIp ip;
+    ip.family = peer_family_;
+    std::memcpy(ip.bytes, peer_bytes_, sizeof ip.bytes);
+    return ip;
+}
+
 unsigned Connection::loop_index() const {
     return owner_.index();
 }
@@ -107,6 +114,7 @@ void Connection::on_readable() {
         return;
     }
 
+    LoopStats::bump(owner_.stats().bytes_in, uint64_t(n));
     if (into_shared) {
         size_t total = tail + size_t(n);
         size_t used = process(shared, total);
@@ -234,6 +242,7 @@ void Connection::dispatch(const http::RequestHead& head, std::string_view body) 
 }
 
 void Connection::fail(int status, const char* reason) {
+    owner_.app().on_protocol_error(owner_.index(), peer_ip(), status);
     http::Framing framing{false, false, 1};
     std::string body = std::to_string(status) + " " + std::string(http::status_reason(status)) +
                        ": " + reason + "\n";

@@ -32,6 +32,7 @@ public:
     int fd() const { return fd_; }
     bool idle() const;  // nothing read, nothing owed: safe to close during a drain
     std::string peer_address() const;
+    PeerIp peer_ip() const;
     unsigned loop_index() const;
 
     // Called by Exchange.

@@ -21,6 +21,7 @@ void Connection::flush() {
                 if (errno == EAGAIN || errno == EINTR) break;
                 return close_now();
             }
+            LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
             out_.erase(0, size_t(n));
             if (!out_.empty()) break;
         } else if (!shared.empty()) {
@@ -30,6 +31,7 @@ void Connection::flush() {
                 return close_now();
             }
             size_t sent = n > 0 ? size_t(n) : 0;
+            LoopStats::bump(owner_.stats().bytes_out, sent);
             if (sent < shared.size()) out_.assign(shared, sent);  // the rest waits for EPOLLOUT
             shared.clear();
             if (!out_.empty()) break;
@@ -68,6 +70,7 @@ bool Connection::send_file_piece() {
         close_now();
         return false;
     }
+    LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
     f.offset += uint64_t(n);
     f.length -= uint64_t(n);
     if (f.length > 0) return size_t(n) == kPiece && ++file_pieces_this_turn_ < 4;

@@ -8,6 +8,9 @@ namespace rivet::engine {
 std::string Exchange::peer_address() const {
     return connection_.peer_address();
 }
+PeerIp Exchange::peer_ip() const {
+    return connection_.peer_ip();
+}
 unsigned Exchange::loop_index() const {
     return connection_.loop_index();
 }
@@ -15,12 +18,17 @@ unsigned Exchange::loop_index() const {
 void Exchange::respond(const http::Response& response) {
     if (answered_) return;
     answered_ = true;
+    status_ = response.status();
+    const http::FileRange* file = response.file_range();
+    body_bytes_ = file ? file->length : response.body().size();
     connection_.respond(head_, response);
 }
 
 void Exchange::respond_simple(int status, std::string_view body, std::string_view extra_fields) {
     if (answered_) return;
     answered_ = true;
+    status_ = status;
+    body_bytes_ = body.size();
     connection_.respond_simple(head_, status, body, extra_fields);
 }
 

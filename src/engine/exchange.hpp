@@ -15,6 +15,12 @@ namespace rivet::engine {
 class Connection;
 class IoThread;
 
+// A peer's address as raw bytes (AF_INET: the first 4), cheaper than peer_address()'s text.
+struct PeerIp {
+    uint8_t family = 0;  // AF_INET or AF_INET6
+    uint8_t bytes[16] = {};
+};
+
 // The right to answer one request later. Move-only; thread-safe to complete from anywhere.
 // Dropped without complete(), it answers 500 so that the connection never waits forever.
 class Deferred {
@@ -45,6 +51,7 @@ public:
     const http::RequestHead& head() const { return head_; }
     std::string_view body() const { return body_; }
     std::string peer_address() const;
+    PeerIp peer_ip() const;
     unsigned loop_index() const;
 
     void respond(const http::Response& response);
@@ -54,12 +61,17 @@ public:
     Deferred defer();
 
     bool answered() const { return answered_; }
+    // What respond/respond_simple answered (0: nothing yet, or deferred), and the body's size.
+    int status() const { return status_; }
+    uint64_t body_bytes() const { return body_bytes_; }
 
 private:
     Connection& connection_;
     const http::RequestHead& head_;
     std::string_view body_;
     bool answered_ = false;
+    int status_ = 0;
+    uint64_t body_bytes_ = 0;
 };
 
 class Application {
@@ -67,6 +79,9 @@ public:
     virtual ~Application() = default;
     // Called on an I/O loop thread; must not block. An exception escaping it answers 500.
     virtual void serve(Exchange& exchange) = 0;
+    // A request the parser refused (400, 413, 414, 431, ...): answered and closed by the
+    // engine, told here for logs and counters. On the loop's thread; must not block.
+    virtual void on_protocol_error(unsigned /*loop*/, const PeerIp& /*peer*/, int /*status*/) {}
 };
 
 }  // namespace rivet::engine

@@ -105,6 +105,21 @@ void IoThread::begin_drain() {
     });
 }
 
+void IoThread::reconfigure(const ServerConfig& config) {
+    loop_.post([this, config] {
+        std::string host = config_.host;
+        uint16_t port = config_.port;
+        unsigned threads = config_.threads;
+        config_ = config;
+        config_.host = host;
+        config_.port = port;
+        config_.threads = threads;
+        headers_.resize(config_.limits.max_headers);  // no parse is in progress here
+        max_open_ = std::max<size_t>(1, config_.max_connections / (threads ? threads : 1));
+        if (!draining_) set_accepting(open_ < max_open_);
+    });
+}
+
 void IoThread::finish_drain_if_done() {
     if (open_ > 0) return;
     loop_.timers().cancel(drain_timer_);

@@ -28,9 +28,11 @@ struct LoopStats {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> requests{0};
     std::atomic<uint64_t> open_connections{0};
+    std::atomic<uint64_t> bytes_in{0};   // read from client sockets
+    std::atomic<uint64_t> bytes_out{0};  // written to them (sendfile included)
 
-    static void bump(std::atomic<uint64_t>& counter) {
-        counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+        counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
 };
 
@@ -44,6 +46,9 @@ public:
     // Graceful stop, from any thread: stop accepting, finish what is in flight (up to the drain
     // timeout), close idle connections, then end the loop.
     void begin_drain();
+    // From any thread: new limits and timeouts (not the address or thread count), applied on
+    // this loop's thread between two events; connections use them from their next step on.
+    void reconfigure(const ServerConfig& config);
 
     // --- used by connections, on this thread ---
     net::Loop& loop() { return loop_; }
@@ -71,7 +76,7 @@ private:
     void finish_drain_if_done();
 
     unsigned index_;
-    const ServerConfig& config_;
+    ServerConfig config_;  // this loop's copy: reconfigure() replaces it on this thread
     Application& app_;
     int listen_fd_;
     net::Loop loop_;

@@ -17,6 +17,8 @@ struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
     uint64_t open_connections = 0;
+    uint64_t bytes_in = 0;
+    uint64_t bytes_out = 0;
 };
 
 class Server {
@@ -33,6 +35,8 @@ public:
     void drain();  // graceful stop, from any thread (signal handlers: use a self-pipe instead)
 
     ServerStats stats() const;
+    // New limits and timeouts for every loop (host, port and threads stay as they are).
+    void reconfigure(const ServerConfig& config);
 
 private:
     ServerConfig config_;

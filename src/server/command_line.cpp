@@ -1,6 +1,7 @@
 #include "server/command_line.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -18,64 +19,157 @@ bool parse_number(const std::string& text, T min, T max, T& out) {
     return true;
 }
 
-}  // namespace
-
-std::string usage() {
-    return R"(Usage: rivet [options]
-
-Serves the demo site and endpoints (/hello, /echo, /fibonacci, /json, /calc, /work, ...).
-
-Options:
-  --port N          TCP port to listen on (default 8080; 0 picks a free one)
-  --bind ADDR       address to listen on (default 0.0.0.0; numeric IPv4 or IPv6)
-  --threads N       I/O loops (default: one per core)
-  --workers N       worker threads for CPU-heavy routes (default: one per core)
-  --queue N         offloaded requests waiting for a worker before 503 (default 1024)
-  --root DIR        document root holding the demo page index.html (default: public)
-  --help            show this help
-  --version         show the version
-)";
+// Seconds, fractions allowed, into milliseconds.
+bool parse_seconds(const std::string& text, double min, double max, uint64_t& out_ms) {
+    double v = 0;
+    if (!parse_number<double>(text, min, max, v)) return false;
+    out_ms = uint64_t(std::llround(v * 1000));
+    return true;
 }
 
-CommandLine parse_command_line(const std::vector<std::string>& args) {
-    CommandLine cl;
-    auto fail = [&cl](std::string message) {
-        cl.action = CommandLine::Action::Error;
-        cl.error = std::move(message);
-        return cl;
-    };
+template <typename E>
+bool parse_choice(const std::string& text, std::initializer_list<std::pair<const char*, E>> names,
+                  E& out) {
+    for (auto& [n, e] : names)
+        if (text == n) {
+            out = e;
+            return true;
+        }
+    return false;
+}
+
+enum class Outcome { Done, Help, Version, Error };
+
+// Applies every flag but --config to `c`. Stops at the first problem, --help or --version.
+Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string& error,
+                    std::string& config_path, bool& check_config) {
     using Setter = std::function<bool(const std::string&)>;
+    auto& run = c.run;
+    auto& srv = c.run.server;
+    auto& ops = c.run.ops;
     std::map<std::string, Setter> options = {
+        {"--config",
+         [&](const std::string& v) {
+             config_path = v;
+             return !v.empty();
+         }},
         {"--port",
-         [&](const std::string& v) { return parse_number<uint16_t>(v, 0, 65535, cl.run.port); }},
+         [&](const std::string& v) { return parse_number<uint16_t>(v, 0, 65535, run.port); }},
         {"--bind",
          [&](const std::string& v) {
-             cl.run.host = v;
+             run.host = v;
              return !v.empty();
          }},
         {"--threads",
-         [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, cl.run.threads); }},
+         [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, run.threads); }},
         {"--workers",
-         [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, cl.run.workers); }},
+         [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, run.workers); }},
         {"--queue",
-         [&](const std::string& v) {
-             return parse_number<size_t>(v, 1, 10'000'000, cl.run.queue);
-         }},
+         [&](const std::string& v) { return parse_number<size_t>(v, 1, 10'000'000, run.queue); }},
         {"--root",
          [&](const std::string& v) {
-             cl.demo.root = v;
+             c.demo.root = v;
              return !v.empty();
          }},
+        {"--max-connections",
+         [&](const std::string& v) {
+             return parse_number<size_t>(v, 1, 10'000'000, srv.max_connections);
+         }},
+        {"--max-request-line",
+         [&](const std::string& v) {
+             return parse_number<size_t>(v, 256, 1 << 20, srv.limits.max_request_line);
+         }},
+        {"--max-header-bytes",
+         [&](const std::string& v) {
+             return parse_number<size_t>(v, 256, 1 << 20, srv.limits.max_header_bytes);
+         }},
+        {"--max-headers",
+         [&](const std::string& v) {
+             return parse_number<size_t>(v, 1, 10'000, srv.limits.max_headers);
+         }},
+        {"--max-body",
+         [&](const std::string& v) {
+             return parse_number<uint64_t>(v, 0, uint64_t(1) << 40, srv.limits.max_body);
+         }},
+        {"--max-requests-per-connection",
+         [&](const std::string& v) {
+             return parse_number<uint32_t>(v, 0, 4'294'967'295u, srv.max_requests_per_connection);
+         }},
+        {"--header-timeout",
+         [&](const std::string& v) {
+             return parse_seconds(v, 0.001, 86'400, srv.header_timeout_ms);
+         }},
+        {"--body-timeout",
+         [&](const std::string& v) {
+             return parse_seconds(v, 0.001, 86'400, srv.body_timeout_ms);
+         }},
+        {"--keepalive-timeout",
+         [&](const std::string& v) {
+             return parse_seconds(v, 0.001, 86'400, srv.idle_timeout_ms);
+         }},
+        {"--write-timeout",
+         [&](const std::string& v) {
+             return parse_seconds(v, 0.001, 86'400, srv.write_timeout_ms);
+         }},
+        {"--drain-timeout",
+         [&](const std::string& v) { return parse_seconds(v, 0, 3'600, srv.drain_timeout_ms); }},
+        {"--access-log",
+         [&](const std::string& v) {
+             ops.log.access_log = v;
+             return !v.empty();
+         }},
+        {"--error-log",
+         [&](const std::string& v) {
+             ops.log.error_log = v;
+             return !v.empty();
+         }},
+        {"--log-format",
+         [&](const std::string& v) {
+             return parse_choice<LogFormat>(v,
+                                            {{"combined", LogFormat::Combined},
+                                             {"common", LogFormat::Common},
+                                             {"json", LogFormat::Json}},
+                                            ops.log.format);
+         }},
+        {"--log-level",
+         [&](const std::string& v) {
+             return parse_choice<LogLevel>(v,
+                                           {{"error", LogLevel::Error},
+                                            {"warn", LogLevel::Warn},
+                                            {"info", LogLevel::Info},
+                                            {"debug", LogLevel::Debug}},
+                                           ops.log.level);
+         }},
+        {"--rate-limit",
+         [&](const std::string& v) {
+             double rps = 0;
+             if (!parse_number<double>(v, 0, 1e9, rps)) return false;
+             ops.rate_limit.enabled = rps > 0;
+             if (rps > 0) ops.rate_limit.requests_per_second = rps;
+             return true;
+         }},
+        {"--rate-burst",
+         [&](const std::string& v) {
+             return parse_number<double>(v, 1, 1e9, ops.rate_limit.burst);
+         }},
+        {"--admin-port",
+         [&](const std::string& v) {
+             return parse_number<uint16_t>(v, 0, 65535, ops.admin.admin_port);
+         }},
+    };
+    // Flags without a value.
+    std::map<std::string, std::function<void()>> switches = {
+        {"--check-config", [&] { check_config = true; }},
+        {"--no-admin",
+         [&] { ops.admin.metrics = ops.admin.status_page = ops.admin.health = false; }},
     };
     for (size_t i = 0; i < args.size(); ++i) {
         std::string arg = args[i];
-        if (arg == "--help" || arg == "-h") {
-            cl.action = CommandLine::Action::Help;
-            return cl;
-        }
-        if (arg == "--version") {
-            cl.action = CommandLine::Action::Version;
-            return cl;
+        if (arg == "--help" || arg == "-h") return Outcome::Help;
+        if (arg == "--version") return Outcome::Version;
+        if (auto s = switches.find(arg); s != switches.end()) {
+            s->second();
+            continue;
         }
         std::string value;
         bool inline_value = false;
@@ -85,13 +179,105 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
             inline_value = true;
         }
         auto it = options.find(arg);
-        if (it == options.end()) return fail("unknown option '" + arg + "' (see rivet --help)");
+        if (it == options.end()) {
+            error = "unknown option '" + arg + "' (see rivet --help)";
+            return Outcome::Error;
+        }
         if (!inline_value) {
-            if (i + 1 >= args.size()) return fail("option " + arg + " needs a value");
+            if (i + 1 >= args.size()) {
+                error = "option " + arg + " needs a value";
+                return Outcome::Error;
+            }
             value = args[++i];
         }
-        if (!it->second(value)) return fail("invalid value '" + value + "' for " + arg);
+        if (!it->second(value)) {
+            error = "invalid value '" + value + "' for " + arg;
+            return Outcome::Error;
+        }
     }
+    return Outcome::Done;
+}
+
+}  // namespace
+
+std::string usage() {
+    return R"(Usage: rivet [options]
+
+Serves the demo site and endpoints (/hello, /echo, /fibonacci, /json, /calc, /work, ...).
+Every option but --config and --check-config overrides the configuration file (docs/CONFIG.md).
+
+Options:
+  --config FILE     read the JSON configuration FILE first (SIGHUP re-reads it)
+  --check-config    validate the configuration, print the effective one, and exit
+  --port N          TCP port to listen on (default 8080; 0 picks a free one)
+  --bind ADDR       address to listen on (default 0.0.0.0; numeric IPv4 or IPv6)
+  --threads N       I/O loops (default: one per core)
+  --workers N       worker threads for CPU-heavy routes (default: one per core)
+  --queue N         offloaded requests waiting for a worker before 503 (default 1024)
+  --root DIR        document root holding the demo page index.html (default: public)
+
+Limits and timeouts (timeouts in seconds, fractions allowed):
+  --max-connections N             open connections past which accepting pauses (100000)
+  --max-request-line BYTES        longest request line, else 414 (8192)
+  --max-header-bytes BYTES        largest header block, else 431 (16384)
+  --max-headers N                 most header fields, else 431 (100)
+  --max-body BYTES                largest request body, else 413 (8388608)
+  --max-requests-per-connection N then the connection closes; 0 = no limit (0)
+  --header-timeout S              to receive a whole request head (10)
+  --body-timeout S                between two reads of a request body (60)
+  --keepalive-timeout S           an idle keep-alive connection is closed after (60)
+  --write-timeout S               between two writes that make progress (60)
+  --drain-timeout S               in-flight requests get this long at shutdown (10)
+
+Logs and rate limiting:
+  --access-log PATH|off  access log file, "stdout", or "off" (default off)
+  --log-format F         combined (default), common or json
+  --error-log PATH       error log file, "stdout" or "stderr" (default stderr)
+  --log-level L          error, warn, info (default) or debug
+  --rate-limit RPS       per-client requests per second (token bucket); 0 = off (off)
+  --rate-burst N         bucket size: requests a rested client may send at once (200)
+
+Admin endpoints (/metrics, /status, /status.json, /healthz):
+  --admin-port N    serve them on 127.0.0.1:N only, not on the main port
+  --no-admin        do not serve them at all
+
+  --help            show this help
+  --version         show the version
+)";
+}
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+    CommandLine cl;
+    static_cast<Config&>(cl) = default_config();
+    // First pass on a scratch copy: the flags' own errors, --help, --version and --config.
+    Config scratch = cl;
+    bool check = false;
+    switch (apply_flags(args, scratch, cl.error, cl.config_path, check)) {
+        case Outcome::Help:
+            cl.action = CommandLine::Action::Help;
+            return cl;
+        case Outcome::Version:
+            cl.action = CommandLine::Action::Version;
+            return cl;
+        case Outcome::Error:
+            cl.action = CommandLine::Action::Error;
+            return cl;
+        case Outcome::Done:
+            break;
+    }
+    if (!cl.config_path.empty()) {
+        auto problems = apply_config_file(cl.config_path, cl);
+        if (!problems.empty()) {
+            cl.action = CommandLine::Action::Error;
+            for (size_t i = 0; i < problems.size(); ++i)
+                cl.error += (i ? "\nrivet: " : "") + problems[i];
+            return cl;
+        }
+    }
+    // Second pass: the flags win over the file.
+    std::string ignored;
+    apply_flags(args, cl, cl.error, ignored, check);
+    if (check) cl.action = CommandLine::Action::CheckConfig;
     return cl;
 }
 

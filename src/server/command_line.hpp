@@ -1,4 +1,5 @@
 // The rivet executable's flags. Parsing never exits: it returns what to do, so it can be tested.
+// --config FILE is read first and every other flag overrides what the file says.
 #pragma once
 
 #include <string>
@@ -6,15 +7,15 @@
 
 #include <rivet/app.hpp>
 
+#include "server/config.hpp"
 #include "server/demo_routes.hpp"
 
 namespace rivet::server {
 
-struct CommandLine {
-    enum class Action { Serve, Help, Version, Error } action = Action::Serve;
-    std::string error;  // Action::Error: what was wrong, for the user
-    RunOptions run;
-    DemoOptions demo;
+struct CommandLine : Config {
+    enum class Action { Serve, Help, Version, CheckConfig, Error } action = Action::Serve;
+    std::string error;        // Action::Error: what was wrong, for the user (may be several lines)
+    std::string config_path;  // --config, or empty
 };
 
 CommandLine parse_command_line(const std::vector<std::string>& args);

@@ -1,13 +1,37 @@
-// The rivet executable: flags -> App with the demo routes -> serve until SIGINT/SIGTERM.
+// The rivet executable: flags and configuration file -> App with the demo routes -> serve
+// until SIGINT/SIGTERM; SIGHUP re-reads the configuration file.
 #include <cstdio>
 #include <exception>
 
+#include "app/error_log.hpp"
 #include "server/command_line.hpp"
 #include "server/demo_routes.hpp"
 
+namespace {
+
+using rivet::server::CommandLine;
+
+// What a reload cannot change: said once in the error log, and otherwise ignored.
+void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
+    auto warn = [](const char* what) {
+        rivet::app::log_warn(std::string(what) + " changes only at a restart; kept as it was");
+    };
+    if (next.run.host != now.run.host || next.run.port != now.run.port)
+        warn("the listening address (server.host, server.port)");
+    if (next.run.threads != now.run.threads) warn("server.io_threads");
+    if (next.run.workers != now.run.workers || next.run.queue != now.run.queue)
+        warn("the worker pool (threading.*)");
+    if (next.run.ops.admin.admin_port != now.run.ops.admin.admin_port ||
+        next.run.ops.admin.admin_host != now.run.ops.admin.admin_host)
+        warn("the admin listener (metrics.admin_host, metrics.admin_port)");
+    if (next.demo.root != now.demo.root) warn("static.root");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    using rivet::server::CommandLine;
-    auto cl = rivet::server::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    std::vector<std::string> args(argv + 1, argv + argc);
+    auto cl = rivet::server::parse_command_line(args);
     switch (cl.action) {
         case CommandLine::Action::Help:
             std::fputs(rivet::server::usage().c_str(), stdout);
@@ -18,12 +42,33 @@ int main(int argc, char** argv) {
         case CommandLine::Action::Error:
             std::fprintf(stderr, "rivet: %s\n", cl.error.c_str());
             return 2;
+        case CommandLine::Action::CheckConfig:
+            std::printf("%s\n", rivet::server::effective_config(cl).dump(2).c_str());
+            std::fprintf(stderr, "rivet: configuration %s is valid\n",
+                         cl.config_path.empty() ? "(defaults and flags)" : cl.config_path.c_str());
+            return 0;
         case CommandLine::Action::Serve:
             break;
     }
     try {
         rivet::App app;
         rivet::server::add_demo_routes(app, cl.demo);
+        CommandLine current = cl;
+        // On the main thread, from App::run's signal loop: the loops keep serving meanwhile.
+        cl.run.on_reload = [&app, &args, &current] {
+            auto next = rivet::server::parse_command_line(args);
+            if (next.action != CommandLine::Action::Serve) {
+                rivet::app::log_error("reload: configuration refused, the old one stays: " +
+                                      next.error);
+                return;
+            }
+            warn_fixed_settings(current, next);
+            if (auto e = app.reconfigure(next.run); !e.empty())
+                rivet::app::log_error("reload: " + e);
+            else
+                rivet::app::log_info("reload: configuration " + next.config_path + " applied");
+            current = next;
+        };
         app.run(cl.run);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rivet: %s\n", e.what());

@@ -1,0 +1,47 @@
+// One access log line from one answered request, in nginx's "combined" (the default, read by
+// GoAccess and most log tools), "common", or JSON lines (with the request time in µs).
+//   combined: 127.0.0.1 - - [31/Jan/2025:12:00:00 +0000] "GET /hello HTTP/1.1" 200 13 "-" "curl/8"
+//   json:     {"time":"2025-01-31T12:00:00Z","remote_addr":"127.0.0.1","request":"GET /hello
+//              HTTP/1.1","method":"GET","uri":"/hello","status":200,"body_bytes_sent":13,
+//              "request_time_us":42,"referer":"","user_agent":"curl/8"}
+// Times are UTC. Values from the client are escaped as nginx does (\xHH) or as JSON demands.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <string_view>
+
+#include <rivet/operations.hpp>
+
+namespace rivet::app {
+
+struct AccessRecord {
+    std::string_view client;  // the client's address, as text
+    std::string_view method;  // empty: no request line could be read (a 400 from the parser)
+    std::string_view target;
+    int version_minor = 1;
+    std::string_view referer;
+    std::string_view user_agent;
+    int status = 0;
+    uint64_t body_bytes = 0;
+    uint64_t micros = 0;  // from the handler's start to the answer
+};
+
+// The formatted time of the current second, redone once a second per user.
+class LogClock {
+public:
+    void update(time_t now);
+    std::string_view clf() const { return {clf_, 26}; }  // 31/Jan/2025:12:00:00 +0000
+    std::string_view iso() const { return {iso_, 20}; }  // 2025-01-31T12:00:00Z
+
+private:
+    time_t second_ = -1;
+    char clf_[32] = {};
+    char iso_[32] = {};
+};
+
+void format_access_line(LogFormat format, const AccessRecord& r, const LogClock& clock,
+                        std::string& out);
+
+}  // namespace rivet::app

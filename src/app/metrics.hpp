@@ -1,0 +1,69 @@
+// Metrics: request counters by route and status class, and a latency histogram, kept per I/O
+// loop and summed only when someone asks (GET /metrics, /status.json).
+//
+// A loop's block is written by that loop's thread alone, so a count is a plain load and store
+// (LoopStats' pattern: atomics only so that the reader's loads are well defined; no locked
+// read-modify-write on the request path). One more block takes the worker pool's requests,
+// with locked adds: those requests are heavy enough not to notice.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rivet::app {
+
+struct RouteLabel {
+    std::string method;  // "GET"; "" for the pseudo-routes
+    std::string route;   // the pattern as registered ("/users/:id"), or "(none)", ...
+};
+
+class Metrics {
+public:
+    // Upper bounds of the latency buckets, in µs (Prometheus' `le`, in seconds, is these/1e6).
+    static constexpr uint64_t kBoundsUs[] = {25,     50,     100,     250,     500,     1000,
+                                             2500,   5000,   10000,   25000,   50000,   100000,
+                                             250000, 500000, 1000000, 2500000, 5000000, 10000000};
+    static constexpr size_t kBuckets = std::size(kBoundsUs) + 1;  // the last one is +Inf
+    static constexpr size_t kClasses = 5;                         // 1xx .. 5xx
+
+    Metrics(unsigned loops, std::vector<RouteLabel> routes);
+
+    // On loop `loop`'s own thread only.
+    void record(unsigned loop, uint32_t route, int status, uint64_t micros);
+    void count_rate_limited(unsigned loop);
+    // From any thread.
+    void record_shared(uint32_t route, int status, uint64_t micros);
+    void count_pool_rejected();
+
+    struct Totals {
+        std::vector<std::array<uint64_t, kClasses>> by_route;  // [route][class]
+        std::array<uint64_t, kBuckets> latency{};              // per bucket (not cumulative)
+        uint64_t latency_sum_us = 0;
+        uint64_t requests = 0;
+        uint64_t rate_limited = 0;
+        uint64_t pool_rejected = 0;
+    };
+    Totals totals() const;
+    const std::vector<RouteLabel>& routes() const { return routes_; }
+
+private:
+    struct alignas(64) Block {
+        explicit Block(size_t routes) : by_route(routes * kClasses) {}
+        std::vector<std::atomic<uint64_t>> by_route;
+        std::array<std::atomic<uint64_t>, kBuckets> latency{};
+        std::atomic<uint64_t> latency_sum_us{0};
+        std::atomic<uint64_t> rate_limited{0};
+        std::atomic<uint64_t> pool_rejected{0};
+    };
+    static size_t bucket_of(uint64_t micros);
+    static size_t class_of(int status);
+
+    std::vector<RouteLabel> routes_;
+    std::vector<std::unique_ptr<Block>> blocks_;  // one per loop, then the shared one
+};
+
+}  // namespace rivet::app

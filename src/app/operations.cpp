@@ -1,0 +1,257 @@
+#include "app/operations.hpp"
+
+#include <netinet/in.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+#include "app/error_log.hpp"
+#include "app/status_page.hpp"
+
+namespace rivet::app {
+
+namespace {
+
+// Pseudo-routes, after the App's own: offsets from first_pseudo_.
+enum Pseudo : uint32_t { kUnrouted, kProtocol, kMetrics, kStatus, kStatusJson, kHealth, kCount };
+
+std::string_view header_value(std::span<const http::Header> headers, std::string_view name) {
+    for (const auto& h : headers)
+        if (http::iequals(h.name, name)) return h.value;
+    return {};
+}
+
+IpAddress from_peer(const engine::PeerIp& p) {
+    return p.family == AF_INET6 ? IpAddress::v6(p.bytes) : IpAddress::v4(p.bytes);
+}
+
+}  // namespace
+
+struct Operations::AdminApplication final : engine::Application {
+    explicit AdminApplication(Operations& ops) : ops(ops) {}
+    void serve(engine::Exchange& ex) override {
+        Trace trace;
+        trace.start_ns = now_ns();
+        trace.route = ops.first_pseudo_ + kUnrouted;
+        if (!ops.serve_admin(ex, trace)) ex.respond_simple(404, "Not Found\n");
+        // Not a main loop: its counters and log lines go where the workers' go.
+        ops.finish_on(ops.loops_, ex, trace);
+    }
+    Operations& ops;
+};
+
+Operations::Operations(const OperationsOptions& options, unsigned loops,
+                       std::vector<RouteLabel> routes, std::function<ServingStats()> serving)
+    : loops_(loops),
+      first_pseudo_(uint32_t(routes.size())),
+      metrics_(loops,
+               [&] {
+                   routes.push_back({"", "(none)"});
+                   routes.push_back({"", "(protocol)"});
+                   routes.push_back({"GET", "/metrics"});
+                   routes.push_back({"GET", "/status"});
+                   routes.push_back({"GET", "/status.json"});
+                   routes.push_back({"GET", "/healthz"});
+                   return std::move(routes);
+               }()),
+      access_log_(loops + 1),
+      limiter_(options.rate_limit.max_clients),
+      serving_(std::move(serving)),
+      admin_app_(std::make_unique<AdminApplication>(*this)) {
+    if (auto e = reconfigure(options); !e.empty()) throw std::runtime_error(e);
+}
+
+engine::Application& Operations::admin_application() {
+    return *admin_app_;
+}
+
+Operations::~Operations() {
+    stop();
+}
+
+std::string Operations::reconfigure(const OperationsOptions& options) {
+    std::lock_guard lock(reconfigure_mutex_);
+    auto next = std::make_unique<Settings>();
+    next->options = options;
+    std::string problems;
+    auto note = [&](const std::string& e) {
+        if (!e.empty()) problems += (problems.empty() ? "" : "; ") + e;
+    };
+    // The lists were validated with the configuration; a library user may still pass junk.
+    if (auto bad = next->allow.assign(options.rate_limit.allow); !bad.empty())
+        note("rate limit allow list: not an address or network: " + bad);
+    if (auto bad = next->trusted.assign(options.rate_limit.trusted_proxies); !bad.empty())
+        note("trusted proxies: not an address or network: " + bad);
+    if (history_.empty() ||
+        history_.back()->options.rate_limit.max_clients != options.rate_limit.max_clients) {
+        if (!history_.empty()) limiter_.resize(options.rate_limit.max_clients);
+    }
+    auto& errors = ErrorLog::instance();
+    errors.set_level(options.log.level);
+    if (history_.empty() || history_.back()->options.log.error_log != options.log.error_log)
+        note(errors.open(options.log.error_log));
+    note(access_log_.configure(options.log));
+    settings_.store(next.get(), std::memory_order_release);
+    history_.push_back(std::move(next));
+    return problems;
+}
+
+std::string Operations::reopen_logs() {
+    std::string problems = ErrorLog::instance().reopen();
+    access_log_.flush();  // lines for the old file go to the old file
+    if (auto e = access_log_.reopen(); !e.empty()) problems += (problems.empty() ? "" : "; ") + e;
+    return problems;
+}
+
+void Operations::stop() {
+    access_log_.stop();
+}
+
+IpAddress Operations::client_of(engine::Exchange& ex, const Settings& s) {
+    IpAddress peer = from_peer(ex.peer_ip());
+    if (s.trusted.empty()) return peer;
+    return forwarded_client(peer, ex.head().headers, s.trusted);
+}
+
+bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
+    const auto& admin = settings().options.admin;
+    std::string_view path = ex.head().path;
+    auto method = ex.head().method;
+    if (method != Method::Get && method != Method::Head) return false;
+    if (admin.metrics && path == "/metrics") {
+        trace.route = first_pseudo_ + kMetrics;
+        Response res;
+        res.body(prometheus_text(snapshot()), "text/plain; version=0.0.4; charset=utf-8");
+        ex.respond(res);
+        return true;
+    }
+    if (admin.status_page && path == "/status") {
+        trace.route = first_pseudo_ + kStatus;
+        Response res;
+        res.html(status_page_html());
+        res.header("Cache-Control", "no-store");
+        ex.respond(res);
+        return true;
+    }
+    if (admin.status_page && path == "/status.json") {
+        trace.route = first_pseudo_ + kStatusJson;
+        Response res;
+        res.body(status_json(snapshot()), "application/json");
+        res.header("Cache-Control", "no-store");
+        ex.respond(res);
+        return true;
+    }
+    if (admin.health && path == "/healthz") {
+        trace.route = first_pseudo_ + kHealth;
+        Response res;
+        res.text("ok");
+        ex.respond(res);
+        return true;
+    }
+    return false;
+}
+
+bool Operations::intercept(engine::Exchange& ex, Trace& trace) {
+    const Settings& s = settings();
+    trace.route = first_pseudo_ + kUnrouted;
+    // The admin endpoints, unless they have a listener of their own. A cheap first look: all of
+    // them start with "/m", "/s" or "/h".
+    std::string_view path = ex.head().path;
+    if (s.options.admin.admin_port == 0 && path.size() >= 7 &&
+        (path[1] == 'm' || path[1] == 's' || path[1] == 'h') && serve_admin(ex, trace))
+        return true;
+    const auto& rl = s.options.rate_limit;
+    if (!rl.enabled) return false;
+    trace.client = client_of(ex, s);
+    trace.have_client = true;
+    if (s.allow.contains(trace.client)) return false;
+    auto verdict = limiter_.check(trace.client, trace.start_ns, rl.requests_per_second, rl.burst);
+    if (verdict.allowed) return false;
+    metrics_.count_rate_limited(ex.loop_index());
+    char extra[48];
+    int n = std::snprintf(extra, sizeof extra, "Retry-After: %u\r\n", verdict.retry_after_s);
+    ex.respond_simple(429, "Too Many Requests\n", std::string_view(extra, size_t(n)));
+    return true;
+}
+
+void Operations::log(unsigned shard, const AccessRecord& r, const IpAddress& client) {
+    // The address text on the stack: no allocation for a line.
+    char text[64];
+    std::string s;
+    format_ip(client, s);
+    size_t n = std::min(s.size(), sizeof text);
+    std::memcpy(text, s.data(), n);
+    AccessRecord copy = r;
+    copy.client = std::string_view(text, n);
+    access_log_.write(shard, copy);
+}
+
+void Operations::finish(engine::Exchange& ex, const Trace& trace) {
+    finish_on(ex.loop_index(), ex, trace);
+}
+
+void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& trace) {
+    uint64_t micros = (now_ns() - trace.start_ns) / 1000;
+    metrics_.record(loop, trace.route, ex.status(), micros);
+    if (!access_log_.enabled()) return;
+    const auto& head = ex.head();
+    AccessRecord r;
+    r.method = head.method_name;
+    r.target = head.target;
+    r.version_minor = head.version_minor;
+    r.referer = header_value(head.headers, "Referer");
+    r.user_agent = header_value(head.headers, "User-Agent");
+    r.status = ex.status();
+    r.body_bytes = head.method == Method::Head ? 0 : ex.body_bytes();
+    r.micros = micros;
+    log(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
+}
+
+void Operations::finish_offloaded(const Request& req, const Trace& trace, const Response& res) {
+    uint64_t micros = (now_ns() - trace.start_ns) / 1000;
+    metrics_.record_shared(trace.route, res.status(), micros);
+    if (!access_log_.enabled()) return;
+    AccessRecord r;
+    r.method = req.method_name();
+    r.target = req.target();
+    r.version_minor = req.version_minor();
+    r.referer = req.header("Referer");
+    r.user_agent = req.header("User-Agent");
+    r.status = res.status();
+    const http::FileRange* file = res.file_range();
+    r.body_bytes = req.method() == Method::Head ? 0 : file ? file->length : res.body().size();
+    r.micros = micros;
+    log(loops_, r, trace.client);
+}
+
+void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int status) {
+    metrics_.record(loop, first_pseudo_ + kProtocol, status, 0);
+    if (!access_log_.enabled()) return;
+    AccessRecord r;
+    r.status = status;
+    log(loop, r, from_peer(peer));
+}
+
+Snapshot Operations::snapshot() {
+    Snapshot s;
+    s.totals = metrics_.totals();
+    s.routes = metrics_.routes();
+    if (serving_) s.serving = serving_();
+    s.serving.loops = loops_;
+    const auto& rl = settings().options.rate_limit;
+    s.rate_limiting = rl.enabled;
+    s.rate_limit_clients = limiter_.tracked();
+    s.rate_limit_capacity = limiter_.capacity();
+    s.access_log_dropped = access_log_.dropped();
+    s.start_time_s =
+        double(std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch())
+                   .count()) /
+        1000.0;
+    s.uptime_s = double(now_ns() - started_ns_) / 1e9;
+    read_process_stats(s);
+    return s;
+}
+
+}  // namespace rivet::app

@@ -1,0 +1,360 @@
+#include "server/config.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "app/ip_address.hpp"
+#include "server/json_lines.hpp"
+
+namespace rivet::server {
+
+namespace {
+
+using json = nlohmann::json;
+
+// A key's setter: checks the value's type and range, stores it, or says what is wrong.
+using Setter = std::function<std::string(const json& value, Config& config)>;
+
+struct Field {
+    const char* name;
+    Setter set;
+};
+
+struct Section {
+    const char* name;
+    std::vector<Field> fields;
+};
+
+std::string shown(const json& v) {
+    std::string s = v.dump();
+    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+template <typename T, typename Ref>
+Field integer(const char* name, int64_t min, int64_t max, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                std::string want = "expected an integer from " + std::to_string(min) + " to " +
+                                   std::to_string(max) + ", got " + shown(v);
+                if (!v.is_number_integer()) return want;
+                if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(max)
+                                           : (v.get<int64_t>() < min || v.get<int64_t>() > max))
+                    return want;
+                ref(c) = T(v.get<int64_t>());
+                return {};
+            }};
+}
+
+template <typename Ref>
+Field number(const char* name, double min, double max, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                if (!v.is_number() || v.get<double>() < min || v.get<double>() > max) {
+                    std::ostringstream m;
+                    m << "expected a number from " << min << " to " << max << ", got " << shown(v);
+                    return m.str();
+                }
+                ref(c) = v.get<double>();
+                return {};
+            }};
+}
+
+// Seconds in the file (fractions allowed), milliseconds inside.
+template <typename Ref>
+Field seconds(const char* name, double min, double max, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                if (!v.is_number() || v.get<double>() < min || v.get<double>() > max) {
+                    std::ostringstream m;
+                    m << "expected seconds from " << min << " to " << max << ", got " << shown(v);
+                    return m.str();
+                }
+                ref(c) = uint64_t(std::llround(v.get<double>() * 1000));
+                return {};
+            }};
+}
+
+template <typename Ref>
+Field boolean(const char* name, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                if (!v.is_boolean()) return "expected true or false, got " + shown(v);
+                ref(c) = v.get<bool>();
+                return {};
+            }};
+}
+
+template <typename Ref>
+Field text(const char* name, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                if (!v.is_string() || v.get<std::string>().empty())
+                    return "expected a non-empty string, got " + shown(v);
+                ref(c) = v.get<std::string>();
+                return {};
+            }};
+}
+
+template <typename Ref>
+Field address(const char* name, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                app::IpAddress ip;
+                if (!v.is_string() || !app::parse_ip(v.get<std::string>(), ip))
+                    return "expected a numeric IPv4 or IPv6 address, got " + shown(v);
+                ref(c) = v.get<std::string>();
+                return {};
+            }};
+}
+
+template <typename E, typename Ref>
+Field choice(const char* name, std::vector<std::pair<const char*, E>> options, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                std::string names;
+                for (auto& [n, e] : options) {
+                    if (v.is_string() && v.get<std::string>() == n) {
+                        ref(c) = e;
+                        return {};
+                    }
+                    names += (names.empty() ? "" : ", ") + std::string("\"") + n + "\"";
+                }
+                return "expected one of " + names + ", got " + shown(v);
+            }};
+}
+
+// A list of addresses or CIDR networks.
+template <typename Ref>
+Field networks(const char* name, Ref ref) {
+    return {name, [=](const json& v, Config& c) -> std::string {
+                const std::string want = "expected a list of addresses or CIDR networks";
+                if (!v.is_array()) return want + ", got " + shown(v);
+                std::vector<std::string> items;
+                for (const auto& e : v) {
+                    app::IpNetwork n;
+                    if (!e.is_string() || !app::parse_network(e.get<std::string>(), n))
+                        return want + "; " + shown(e) + " is not one";
+                    items.push_back(e.get<std::string>());
+                }
+                ref(c) = std::move(items);
+                return {};
+            }};
+}
+
+#define REF(expr)             \
+    [](Config & c) -> auto& { \
+        return c.expr;        \
+    }
+
+const std::vector<Section>& schema() {
+    static const std::vector<Section> sections = {
+        {"server",
+         {
+             address("host", REF(run.host)),
+             integer<uint16_t>("port", 0, 65535, REF(run.port)),
+             integer<size_t>("max_connections", 1, 10'000'000, REF(run.server.max_connections)),
+             // Seed 003's one timeout for a silent socket: the keep-alive, body and write
+             // timeouts at once (limits.* set them one by one, and win).
+             {"socket_timeout",
+              [](const json& v, Config& c) -> std::string {
+                  uint64_t ms = 0;
+                  auto f = seconds("", 0.001, 86'400, [&](Config&) -> uint64_t& { return ms; });
+                  if (auto e = f.set(v, c); !e.empty()) return e;
+                  c.run.server.idle_timeout_ms = c.run.server.body_timeout_ms =
+                      c.run.server.write_timeout_ms = ms;
+                  return {};
+              }},
+             integer<unsigned>("io_threads", 0, 1024, REF(run.threads)),
+         }},
+        {"threading",
+         {
+             integer<unsigned>("thread_pool_size", 0, 1024, REF(run.workers)),
+             integer<size_t>("max_queue_size", 1, 10'000'000, REF(run.queue)),
+         }},
+        {"cache",
+         {
+             boolean("enabled", REF(cache.enabled)),
+             integer<size_t>("max_size_mb", 0, 1'048'576, REF(cache.max_size_mb)),
+             integer<unsigned>("ttl_seconds", 0, 31'536'000, REF(cache.ttl_seconds)),
+         }},
+        {"rate_limiting",
+         {
+             boolean("enabled", REF(run.ops.rate_limit.enabled)),
+             number("requests_per_second", 0.001, 1e9, REF(run.ops.rate_limit.requests_per_second)),
+             number("burst_size", 1, 1e9, REF(run.ops.rate_limit.burst)),
+             networks("allow", REF(run.ops.rate_limit.allow)),
+             networks("trusted_proxies", REF(run.ops.rate_limit.trusted_proxies)),
+             integer<size_t>("max_clients", 64, 100'000'000, REF(run.ops.rate_limit.max_clients)),
+         }},
+        {"logging",
+         {
+             text("access_log", REF(run.ops.log.access_log)),
+             choice<LogFormat>("format",
+                               {{"combined", LogFormat::Combined},
+                                {"common", LogFormat::Common},
+                                {"json", LogFormat::Json}},
+                               REF(run.ops.log.format)),
+             text("error_log", REF(run.ops.log.error_log)),
+             choice<LogLevel>("level",
+                              {{"error", LogLevel::Error},
+                               {"warn", LogLevel::Warn},
+                               {"info", LogLevel::Info},
+                               {"debug", LogLevel::Debug}},
+                              REF(run.ops.log.level)),
+             integer<unsigned>("flush_interval_ms", 10, 1000, REF(run.ops.log.flush_ms)),
+         }},
+        {"limits",
+         {
+             integer<size_t>("max_request_line", 256, 1 << 20,
+                             REF(run.server.limits.max_request_line)),
+             integer<size_t>("max_header_bytes", 256, 1 << 20,
+                             REF(run.server.limits.max_header_bytes)),
+             integer<size_t>("max_headers", 1, 10'000, REF(run.server.limits.max_headers)),
+             integer<uint64_t>("max_body_bytes", 0, int64_t(1) << 40,
+                               REF(run.server.limits.max_body)),
+             seconds("header_timeout", 0.001, 86'400, REF(run.server.header_timeout_ms)),
+             seconds("body_timeout", 0.001, 86'400, REF(run.server.body_timeout_ms)),
+             seconds("keepalive_timeout", 0.001, 86'400, REF(run.server.idle_timeout_ms)),
+             seconds("write_timeout", 0.001, 86'400, REF(run.server.write_timeout_ms)),
+             seconds("drain_timeout", 0, 3'600, REF(run.server.drain_timeout_ms)),
+             integer<uint32_t>("max_requests_per_connection", 0, 4'294'967'295,
+                               REF(run.server.max_requests_per_connection)),
+         }},
+        {"static",
+         {
+             text("root", REF(demo.root)),
+         }},
+        {"metrics",
+         {
+             boolean("enabled", REF(run.ops.admin.metrics)),
+             boolean("status_page", REF(run.ops.admin.status_page)),
+             boolean("health", REF(run.ops.admin.health)),
+             address("admin_host", REF(run.ops.admin.admin_host)),
+             integer<uint16_t>("admin_port", 0, 65535, REF(run.ops.admin.admin_port)),
+         }},
+    };
+    return sections;
+}
+
+#undef REF
+
+}  // namespace
+
+Config default_config() {
+    Config c;
+    c.run.ops.admin.metrics = true;
+    c.run.ops.admin.status_page = true;
+    c.run.ops.admin.health = true;
+    return c;
+}
+
+std::vector<std::string> apply_config_text(const std::string& text, const std::string& name,
+                                           Config& config) {
+    std::vector<std::string> problems;
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5:
+        // syntax error ..."; keep what follows the first ": " after the position.
+        std::string what = e.what();
+        auto at = what.find("syntax error");
+        std::string why = at == std::string::npos ? what : what.substr(at);
+        problems.push_back(name + ":" + std::to_string(line_of_offset(text, e.byte)) +
+                           ": invalid JSON: " + why);
+        return problems;
+    }
+    auto lines = json_key_lines(text);
+    auto where = [&](const std::string& pointer) {
+        auto it = lines.find(pointer);
+        return name + ":" + std::to_string(it == lines.end() ? 1 : it->second) + ": ";
+    };
+    if (!doc.is_object()) return {where("") + "the configuration must be a JSON object"};
+
+    const auto& sections = schema();
+    for (auto& [key, value] : doc.items()) {
+        bool known = false;
+        for (const auto& s : sections) known = known || key == s.name;
+        if (!known) problems.push_back(where("/" + key) + "unknown key \"" + key + "\"");
+    }
+    Config next = config;
+    for (const auto& s : sections) {
+        auto it = doc.find(s.name);
+        if (it == doc.end()) continue;
+        std::string base = std::string("/") + s.name;
+        if (!it->is_object()) {
+            problems.push_back(where(base) + s.name + ": expected an object, got " + shown(*it));
+            continue;
+        }
+        for (auto& [key, value] : it->items()) {
+            bool known = false;
+            for (const auto& f : s.fields) known = known || key == f.name;
+            if (!known)
+                problems.push_back(where(base + "/" + key) + "unknown key \"" + s.name + "." + key +
+                                   "\"");
+        }
+        // In schema order, so that a broad key (server.socket_timeout) comes before the
+        // narrow ones that refine it (limits.*), whatever the file's order.
+        for (const auto& f : s.fields) {
+            auto v = it->find(f.name);
+            if (v == it->end()) continue;
+            if (auto problem = f.set(*v, next); !problem.empty())
+                problems.push_back(where(base + "/" + f.name) + s.name + "." + f.name + ": " +
+                                   problem);
+        }
+    }
+    if (problems.empty()) config = std::move(next);
+    return problems;
+}
+
+std::vector<std::string> apply_config_file(const std::string& path, Config& config) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {path + ": cannot read the configuration file: " + std::strerror(errno)};
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return {path + ": cannot read the configuration file"};
+    return apply_config_text(text.str(), path, config);
+}
+
+nlohmann::ordered_json effective_config(const Config& c) {
+    auto secs = [](uint64_t ms) { return double(ms) / 1000.0; };
+    const auto& r = c.run;
+    const auto& s = r.server;
+    const auto& ops = r.ops;
+    nlohmann::ordered_json j;
+    j["server"] = {{"host", r.host},
+                   {"port", r.port},
+                   {"max_connections", s.max_connections},
+                   {"io_threads", r.threads}};
+    j["threading"] = {{"thread_pool_size", r.workers}, {"max_queue_size", r.queue}};
+    j["cache"] = {{"enabled", c.cache.enabled},
+                  {"max_size_mb", c.cache.max_size_mb},
+                  {"ttl_seconds", c.cache.ttl_seconds}};
+    j["rate_limiting"] = {{"enabled", ops.rate_limit.enabled},
+                          {"requests_per_second", ops.rate_limit.requests_per_second},
+                          {"burst_size", ops.rate_limit.burst},
+                          {"allow", ops.rate_limit.allow},
+                          {"trusted_proxies", ops.rate_limit.trusted_proxies},
+                          {"max_clients", ops.rate_limit.max_clients}};
+    j["logging"] = {{"access_log", ops.log.access_log},
+                    {"format", log_format_name(ops.log.format)},
+                    {"error_log", ops.log.error_log},
+                    {"level", log_level_name(ops.log.level)},
+                    {"flush_interval_ms", ops.log.flush_ms}};
+    j["limits"] = {{"max_request_line", s.limits.max_request_line},
+                   {"max_header_bytes", s.limits.max_header_bytes},
+                   {"max_headers", s.limits.max_headers},
+                   {"max_body_bytes", s.limits.max_body},
+                   {"header_timeout", secs(s.header_timeout_ms)},
+                   {"body_timeout", secs(s.body_timeout_ms)},
+                   {"keepalive_timeout", secs(s.idle_timeout_ms)},
+                   {"write_timeout", secs(s.write_timeout_ms)},
+                   {"drain_timeout", secs(s.drain_timeout_ms)},
+                   {"max_requests_per_connection", s.max_requests_per_connection}};
+    j["static"] = {{"root", c.demo.root}};
+    j["metrics"] = {{"enabled", ops.admin.metrics},
+                    {"status_page", ops.admin.status_page},
+                    {"health", ops.admin.health},
+                    {"admin_host", ops.admin.admin_host},
+                    {"admin_port", ops.admin.admin_port}};
+    return j;
+}
+
+}  // namespace rivet::server

@@ -1,0 +1,44 @@
+// The rivet executable's whole configuration, and the JSON configuration file that sets it
+// (docs/CONFIG.md lists every key). The file's schema starts from seed 003's config.json
+// (tests/fixtures/config/seed003_config.json), accepted as written.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <rivet/app.hpp>
+
+#include "server/demo_routes.hpp"
+
+namespace rivet::server {
+
+// The static file cache's size (its user reads it; cache.* in the file).
+struct CacheOptions {
+    bool enabled = true;
+    size_t max_size_mb = 100;
+    unsigned ttl_seconds = 300;
+};
+
+struct Config {
+    RunOptions run;
+    DemoOptions demo;
+    CacheOptions cache;
+};
+
+// The executable's defaults: the library's, plus /metrics, /status and /healthz on.
+Config default_config();
+
+// Applies the file at `path` on top of `config`. Returns one line per problem, each naming the
+// file, the line and the key ("rivet.json:4: server.port: expected an integer from 0 to
+// 65535, got -1"); nothing is applied unless there is none.
+std::vector<std::string> apply_config_file(const std::string& path, Config& config);
+// The same, from text already read (`name` stands for the file in messages).
+std::vector<std::string> apply_config_text(const std::string& text, const std::string& name,
+                                           Config& config);
+
+// Every setting, in the file's schema: what --check-config prints.
+nlohmann::ordered_json effective_config(const Config& config);
+
+}  // namespace rivet::server
