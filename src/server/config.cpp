@@ -3,9 +3,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "app/ip_address.hpp"
 #include "server/json_lines.hpp"
@@ -40,9 +42,11 @@ Field integer(const char* name, int64_t min, int64_t max, Ref ref) {
                 std::string want = "expected an integer from " + std::to_string(min) + " to " +
                                    std::to_string(max) + ", got " + shown(v);
                 if (!v.is_number_integer()) return want;
-                if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(max)
-                                           : (v.get<int64_t>() < min || v.get<int64_t>() > max))
-                    return want;
+                bool in_range = v.is_number_unsigned()
+                                    ? v.get<uint64_t>() >= uint64_t(std::max<int64_t>(min, 0)) &&
+                                          v.get<uint64_t>() <= uint64_t(max)
+                                    : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
+                if (!in_range) return want;
                 ref(c) = T(v.get<int64_t>());
                 return {};
             }};
@@ -305,12 +309,32 @@ std::vector<std::string> apply_config_text(const std::string& text, const std::s
 }
 
 std::vector<std::string> apply_config_file(const std::string& path, Config& config) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {path + ": cannot read the configuration file: " + std::strerror(errno)};
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return {path + ": cannot read the configuration file"};
-    return apply_config_text(text.str(), path, config);
+    // Plain system calls: a directory or an unreadable file must say so, not read as empty.
+    auto refuse = [&](int err) {
+        return std::vector<std::string>{path + ": cannot read the configuration file: " +
+                                        std::strerror(err)};
+    };
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return refuse(errno);
+    std::string text;
+    char buf[16384];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            return refuse(err);
+        }
+        if (n == 0) break;
+        text.append(buf, size_t(n));
+        if (text.size() > (16 << 20)) {
+            ::close(fd);
+            return {path + ": cannot read the configuration file: larger than 16 MiB"};
+        }
+    }
+    ::close(fd);
+    return apply_config_text(text, path, config);
 }
 
 nlohmann::ordered_json effective_config(const Config& c) {
