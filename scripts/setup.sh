@@ -20,6 +20,7 @@ declare -A need=(
   [nginx-light]=/usr/sbin/nginx
   [procps]=/usr/bin/ps
   [util-linux]=/usr/bin/taskset
+  [chromium]=/usr/bin/chromium
 )
 
 missing=()
@@ -40,8 +41,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# Python test client: pytest (the e2e tests use only the standard library besides it).
+# Python test client: pytest (the e2e tests use only the standard library besides it and
+# prometheus_client).
 if ! python3 -c 'import pytest' >/dev/null 2>&1; then
   echo "setup: installing pytest"
   python3 -m pip install -q pytest
+fi
+# The /metrics tests read the exposition with Prometheus' own parser.
+if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+  echo "setup: installing prometheus_client"
+  python3 -m pip install -q prometheus_client
 fi

@@ -36,7 +36,7 @@ std::string AccessLog::configure(const LogOptions& options) {
     return {};
 }
 
-void AccessLog::write(unsigned shard, const AccessRecord& record) {
+void AccessLog::write(unsigned shard, const AccessRecord& record, const IpAddress& client) {
     Shard& s = *shards_[shard < shards_.size() ? shard : shards_.size() - 1];
     bool wake = false;
     {
@@ -46,7 +46,14 @@ void AccessLog::write(unsigned shard, const AccessRecord& record) {
             return;
         }
         s.clock.update(time(nullptr));
-        format_access_line(format_.load(std::memory_order_relaxed), record, s.clock, s.buffer);
+        if (s.last_client_text.empty() || !(s.last_client == client)) {
+            s.last_client = client;
+            s.last_client_text.clear();
+            format_ip(client, s.last_client_text);
+        }
+        AccessRecord r = record;
+        r.client = s.last_client_text;
+        format_access_line(format_.load(std::memory_order_relaxed), r, s.clock, s.buffer);
         wake = s.buffer.size() >= kWakeBytes;
     }
     if (wake) {

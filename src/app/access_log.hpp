@@ -18,6 +18,7 @@
 #include <rivet/operations.hpp>
 
 #include "app/access_log_format.hpp"
+#include "app/ip_address.hpp"
 #include "app/log_sink.hpp"
 
 namespace rivet::app {
@@ -35,8 +36,9 @@ public:
     std::string reopen() { return sink_.reopen(); }  // logrotate: the renamed file is let go
     bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
 
-    // Formats one line into `shard` (a loop's index, or shards()-1 for the workers).
-    void write(unsigned shard, const AccessRecord& record);
+    // Formats one line into `shard` (a loop's index, or shards()-1 for the workers), with
+    // `client` as its address (record.client is ignored).
+    void write(unsigned shard, const AccessRecord& record, const IpAddress& client);
     unsigned shards() const { return unsigned(shards_.size()); }
 
     void flush();  // everything written so far reaches the file before this returns
@@ -49,6 +51,9 @@ private:
         std::mutex mutex;
         std::string buffer;
         LogClock clock;
+        // The last client's address as text: consecutive lines mostly share one (keep-alive).
+        IpAddress last_client;
+        std::string last_client_text;
     };
     void run();
     void write_out();  // on the writer thread (or under flush_mutex_)

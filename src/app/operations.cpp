@@ -17,12 +17,6 @@ namespace {
 // Pseudo-routes, after the App's own: offsets from first_pseudo_.
 enum Pseudo : uint32_t { kUnrouted, kProtocol, kMetrics, kStatus, kStatusJson, kHealth, kCount };
 
-std::string_view header_value(std::span<const http::Header> headers, std::string_view name) {
-    for (const auto& h : headers)
-        if (http::iequals(h.name, name)) return h.value;
-    return {};
-}
-
 IpAddress from_peer(const engine::PeerIp& p) {
     return p.family == AF_INET6 ? IpAddress::v6(p.bytes) : IpAddress::v4(p.bytes);
 }
@@ -176,18 +170,6 @@ bool Operations::intercept(engine::Exchange& ex, Trace& trace) {
     return true;
 }
 
-void Operations::log(unsigned shard, const AccessRecord& r, const IpAddress& client) {
-    // The address text on the stack: no allocation for a line.
-    char text[64];
-    std::string s;
-    format_ip(client, s);
-    size_t n = std::min(s.size(), sizeof text);
-    std::memcpy(text, s.data(), n);
-    AccessRecord copy = r;
-    copy.client = std::string_view(text, n);
-    access_log_.write(shard, copy);
-}
-
 void Operations::finish(engine::Exchange& ex, const Trace& trace) {
     finish_on(ex.loop_index(), ex, trace);
 }
@@ -201,12 +183,16 @@ void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& tra
     r.method = head.method_name;
     r.target = head.target;
     r.version_minor = head.version_minor;
-    r.referer = header_value(head.headers, "Referer");
-    r.user_agent = header_value(head.headers, "User-Agent");
+    for (const auto& h : head.headers) {  // one pass for both
+        if (h.name.size() == 7 && http::iequals(h.name, "Referer"))
+            r.referer = h.value;
+        else if (h.name.size() == 10 && http::iequals(h.name, "User-Agent"))
+            r.user_agent = h.value;
+    }
     r.status = ex.status();
     r.body_bytes = head.method == Method::Head ? 0 : ex.body_bytes();
     r.micros = micros;
-    log(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
+    access_log_.write(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
 }
 
 void Operations::finish_offloaded(const Request& req, const Trace& trace, const Response& res) {
@@ -223,7 +209,7 @@ void Operations::finish_offloaded(const Request& req, const Trace& trace, const 
     const http::FileRange* file = res.file_range();
     r.body_bytes = req.method() == Method::Head ? 0 : file ? file->length : res.body().size();
     r.micros = micros;
-    log(loops_, r, trace.client);
+    access_log_.write(loops_, r, trace.client);
 }
 
 void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int status) {
@@ -231,7 +217,7 @@ void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int s
     if (!access_log_.enabled()) return;
     AccessRecord r;
     r.status = status;
-    log(loop, r, from_peer(peer));
+    access_log_.write(loop, r, from_peer(peer));
 }
 
 Snapshot Operations::snapshot() {

@@ -88,7 +88,6 @@ private:
     // Answers an admin path if it is one that is on; returns whether it did.
     bool serve_admin(engine::Exchange& ex, Trace& trace);
     void finish_on(unsigned shard, engine::Exchange& ex, const Trace& trace);
-    void log(unsigned shard, const AccessRecord& r, const IpAddress& client);
 
     std::atomic<const Settings*> settings_{nullptr};
     std::vector<std::unique_ptr<Settings>> history_;  // every published settings object

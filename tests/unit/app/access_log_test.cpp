@@ -82,11 +82,11 @@ TEST(AccessLog, ShardsReachTheFileAtFlushAndStop) {
         rivet::LogOptions o;
         o.access_log = path;
         ASSERT_EQ(log.configure(o), "");
-        for (int i = 0; i < 1000; ++i) log.write(unsigned(i % 3), sample());
+        for (int i = 0; i < 1000; ++i) log.write(unsigned(i % 3), sample(), IpAddress());
         log.flush();
         std::string text = slurp(path);
         EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1000);
-        for (int i = 0; i < 10; ++i) log.write(0, sample());
+        for (int i = 0; i < 10; ++i) log.write(0, sample(), IpAddress());
         log.stop();
         text = slurp(path);
         EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1010);

@@ -1,0 +1,102 @@
+"""GET /metrics in the Prometheus text format: parsed by prometheus_client's parser, with
+counters that match the requests sent; the admin endpoints can be moved or turned off."""
+import pytest
+
+from ops_e2e import free_port, get, statuses, write_config
+from rivet_e2e import exchange
+
+parser = pytest.importorskip("prometheus_client.parser")
+
+
+def scrape(srv, port=None):
+    if port is None:
+        r = srv.get("/metrics")
+    else:
+        from rivet_e2e import Conn, build_request
+        with Conn(srv.host, port) as c:
+            c.send(build_request("GET", "/metrics"))
+            r = c.read_response()
+    assert r.status == 200, r
+    assert r.header("Content-Type").startswith("text/plain; version=0.0.4"), r
+    return {f.name: f for f in parser.text_string_to_metric_families(r.text)}
+
+
+def value(families, family, sample, **labels):
+    for s in families[family].samples:
+        if s.name == sample and all(s.labels.get(k) == v for k, v in labels.items()):
+            return s.value
+    return 0
+
+
+def test_counters_match_the_requests_sent(rivet):
+    srv = rivet(args=("--threads", "2", "--workers", "2"))
+    with srv.connect() as c:
+        assert statuses(c, [get("/hello")] * 7) == [200] * 7
+        assert statuses(c, [get("/nope")] * 3) == [404] * 3
+    for _ in range(2):
+        assert srv.post("/echo", "x").status == 200
+    assert srv.get("/work?n=100").status == 200  # offloaded
+    responses, _, _ = exchange(srv.host, srv.port, b"NOT HTTP\r\n\r\n")
+    assert responses[0].status == 400
+    f = scrape(srv)
+    req = "rivet_http_requests"
+    assert value(f, req, req + "_total", method="GET", route="/hello", code="2xx") == 7
+    # 404s: unrouted, or a static-file catch-all's when the demo has one.
+    not_found = sum(s.value for s in f[req].samples
+                    if s.labels["code"] == "4xx" and s.labels["route"] != "(protocol)")
+    assert not_found == 3
+    assert value(f, req, req + "_total", method="POST", route="/echo", code="2xx") == 2
+    assert value(f, req, req + "_total", method="GET", route="/work", code="2xx") == 1
+    assert value(f, req, req + "_total", route="(protocol)", code="4xx") == 1
+    total = sum(s.value for s in f[req].samples)
+    assert total == 14
+    hist = "rivet_http_request_duration_seconds"
+    assert value(f, hist, hist + "_count") == 14
+    assert value(f, hist, hist + "_bucket", le="+Inf") == 14
+    assert f[hist].type == "histogram"
+    assert value(f, "rivet_connections_open", "rivet_connections_open") >= 1
+    assert value(f, "rivet_connections_accepted", "rivet_connections_accepted_total") >= 6
+    assert value(f, "rivet_received_bytes", "rivet_received_bytes_total") > 0
+    assert value(f, "rivet_sent_bytes", "rivet_sent_bytes_total") > 13 * 7
+    assert value(f, "rivet_worker_queue_depth", "rivet_worker_queue_depth") == 0
+    assert value(f, "rivet_workers", "rivet_workers") == 2
+    assert value(f, "process_resident_memory_bytes", "process_resident_memory_bytes") > 1 << 20
+    # The scrape itself is counted by the next one.
+    f = scrape(srv)
+    assert value(f, req, req + "_total", method="GET", route="/metrics", code="2xx") == 1
+
+
+def test_worker_pool_rejections_are_counted(rivet):
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--queue", "1"))
+    conns = [srv.connect(timeout=30) for _ in range(6)]
+    for c in conns:
+        c.send(get("/work?n=300000000"))
+    codes = [c.read_response().status for c in conns]
+    for c in conns:
+        c.close()
+    f = scrape(srv)
+    rejected = value(f, "rivet_worker_rejections", "rivet_worker_rejections_total")
+    assert rejected == codes.count(503) and rejected > 0, codes
+    req = "rivet_http_requests"
+    assert value(f, req, req + "_total", route="/work", code="5xx") == rejected
+
+
+def test_admin_endpoints_on_their_own_port(rivet):
+    port = free_port()
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--admin-port", port))
+    assert f"rivet admin endpoints on http://127.0.0.1:{port}" in srv.stdout()
+    assert srv.get("/metrics").status == 404
+    assert srv.get("/status.json").status == 404
+    f = scrape(srv, port)
+    assert "rivet_http_requests" in f
+
+
+def test_admin_endpoints_can_be_turned_off(rivet, tmp_path):
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--no-admin"))
+    for path in ("/metrics", "/status", "/status.json"):
+        assert srv.get(path).status == 404, path
+    cfg = write_config(tmp_path / "rivet.json",
+                       {"metrics": {"enabled": False, "status_page": True}})
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--config", cfg))
+    assert srv.get("/metrics").status == 404
+    assert srv.get("/status.json").status == 200
