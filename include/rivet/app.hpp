@@ -15,6 +15,7 @@
 #include <rivet/operations.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
+#include <rivet/static_files.hpp>
 
 #include "engine/server_config.hpp"
 
@@ -66,6 +67,12 @@ public:
     Route patch(std::string_view pattern, Handler handler);
     Route del(std::string_view pattern, Handler handler);
     Route route(Method method, std::string_view pattern, Handler handler);
+
+    // Serves the files under `root` at GET/HEAD `mount`/... (see rivet/static_files.hpp).
+    // Routes win over files: with a mount at "/", GET /hello still reaches its handler, and a
+    // path whose routes are all for other methods answers 405 rather than a file's 404.
+    StaticFiles& serve_static(std::string_view mount, std::string root, StaticOptions options = {});
+    StaticStats static_stats() const;  // every mount's cache counters, summed
 
     // Serves forever; SIGINT/SIGTERM drain in-flight requests and return. Throws
     // std::runtime_error when the address cannot be bound.

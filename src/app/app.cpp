@@ -40,12 +40,17 @@ struct App::Impl final : engine::Application {
         Handler handler;
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
+        StaticFiles* files = nullptr;  // a static mount's route
     };
 
     using Trace = app::Operations::Trace;
 
     app::Router router;
     std::vector<RouteEntry> routes;
+    // The routes without the static mounts: tells a file's 404 that the path is a route's.
+    app::Router routes_only;
+    std::vector<std::unique_ptr<StaticFiles>> mounts;
+    bool adding_mount = false;
     std::vector<app::RouteLabel> labels;  // by route id, for the metrics
     RunOptions options;
     std::unique_ptr<app::WorkerPool> pool;
@@ -96,6 +101,13 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     } catch (const std::exception& e) {
         app::log_error("handler for " + std::string(head.path) + " threw: " + e.what());
         return ex.respond_simple(500, "Internal Server Error\n");
+    }
+    if (route.files && res.status() == 404) {
+        // No such file, but routes serve this path with other methods: 405 says more.
+        auto other = routes_only.find(head.method, head.path);
+        if (other.kind == app::Router::Match::MethodNotAllowed)
+            return ex.respond_simple(405, "Method Not Allowed\n",
+                                     "Allow: " + allow_list(other.allowed) + "\r\n");
     }
     ex.respond(res);
 }
@@ -156,9 +168,50 @@ App::Route App::route(Method method, std::string_view pattern, Handler handler) 
     if (impl_->server) throw std::logic_error("routes must be added before the server starts");
     auto id = uint32_t(impl_->routes.size());
     impl_->router.add(method, pattern, id);
+    if (!impl_->adding_mount) impl_->routes_only.add(method, pattern, id);
     impl_->routes.push_back({std::move(handler), false, nullptr});
     impl_->labels.push_back({std::string(http::method_name(method)), std::string(pattern)});
     return Route(*this, id);
+}
+
+StaticFiles& App::serve_static(std::string_view mount, std::string root, StaticOptions options) {
+    if (impl_->server) throw std::logic_error("routes must be added before the server starts");
+    std::string prefix(mount);
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    if (prefix.empty() || prefix.front() != '/')
+        throw std::invalid_argument("a static mount must start with '/'");
+    // Kept even if a pattern below is refused: a route added before that points to it.
+    impl_->mounts.push_back(
+        std::make_unique<StaticFiles>(prefix, std::move(root), std::move(options)));
+    StaticFiles* f = impl_->mounts.back().get();
+    impl_->adding_mount = true;
+    try {
+        for (std::string pattern : {prefix == "/" ? "/*path" : prefix + "/*path", prefix}) {
+            if (pattern == "/") continue;  // "/assets" itself is redirected to "/assets/"
+            auto r = get(pattern, [f](Request& req, Response& res) { f->serve(req, res); });
+            impl_->routes[r.id_].files = f;
+        }
+    } catch (...) {
+        impl_->adding_mount = false;
+        throw;
+    }
+    impl_->adding_mount = false;
+    return *f;
+}
+
+StaticStats App::static_stats() const {
+    StaticStats sum;
+    for (const auto& m : impl_->mounts) {
+        StaticStats s = m->stats();
+        sum.hits += s.hits;
+        sum.misses += s.misses;
+        sum.revalidated += s.revalidated;
+        sum.changed += s.changed;
+        sum.evictions += s.evictions;
+        sum.entries += s.entries;
+        sum.bytes += s.bytes;
+    }
+    return sum;
 }
 
 App::Route App::get(std::string_view p, Handler h) {
@@ -186,6 +239,7 @@ uint16_t App::start(const RunOptions& options) {
     config.threads = options.threads;
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(config, *impl_);
+    for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
     try {
         start_operations(options);
     } catch (...) {

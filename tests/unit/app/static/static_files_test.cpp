@@ -1,0 +1,169 @@
+// serve_static through the framework, on a real socket: routes beside files, redirects,
+// conditional and range answers, HEAD, and the cache counters.
+#include <rivet/rivet.hpp>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "temp_dir.hpp"
+
+namespace rivet {
+namespace {
+
+// One request with "Connection: close"; the whole answer, head and body.
+std::string fetch(uint16_t port, const std::string& method, const std::string& target,
+                  const std::string& fields = "") {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        close(fd);
+        throw std::runtime_error("connect failed");
+    }
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string req =
+        method + " " + target + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + fields + "\r\n";
+    send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    std::string got;
+    char buf[65536];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, size_t(n));
+    close(fd);
+    return got;
+}
+
+std::string body_of(const std::string& response) {
+    size_t end = response.find("\r\n\r\n");
+    return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+class StaticFilesTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_.write("index.html", "<p>home</p>");
+        dir_.write("hello", "a file named like a route");
+        dir_.write("json", "a file where a POST route lives");
+        dir_.write("docs/guide.txt", "0123456789");
+        dir_.mkdir("empty");
+        assets_.write("app.css", "body{}");
+    }
+    void start() {
+        app_.get("/hello", [](Request&, Response& res) { res.text("route"); });
+        app_.post("/json", [](Request&, Response& res) { res.text("posted"); });
+        app_.get("/loop",
+                 [](Request& req, Response& res) { res.text(std::to_string(req.loop_index())); });
+        root_files_ = &app_.serve_static("/", dir_.path(), {.max_age = 60});
+        app_.serve_static("/assets/", assets_.path());
+        RunOptions options;
+        options.host = "127.0.0.1";
+        options.port = 0;
+        options.threads = 2;
+        options.workers = 1;
+        options.quiet = true;
+        port_ = app_.start(options);
+    }
+    void TearDown() override { app_.stop(); }
+
+    files::testing::TempDir dir_, assets_;
+    App app_;
+    StaticFiles* root_files_ = nullptr;
+    uint16_t port_ = 0;
+};
+
+TEST_F(StaticFilesTest, RoutesWinOverFiles) {
+    start();
+    EXPECT_EQ(body_of(fetch(port_, "GET", "/hello")), "route");
+    EXPECT_EQ(body_of(fetch(port_, "GET", "/")), "<p>home</p>");
+    EXPECT_EQ(body_of(fetch(port_, "GET", "/index.html")), "<p>home</p>");
+    // GET on a path a route serves with POST only: 405, whatever file sits there.
+    std::string r = fetch(port_, "GET", "/nothing-here");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 404")) << r;
+    r = fetch(port_, "DELETE", "/index.html");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 405")) << r;
+    EXPECT_NE(r.find("Allow: GET, HEAD"), std::string::npos) << r;
+    EXPECT_EQ(body_of(fetch(port_, "POST", "/json")), "posted");
+}
+
+TEST_F(StaticFilesTest, FileMissingOnARoutePathIs405) {
+    dir_.write("json", "");
+    std::filesystem::remove(dir_ / "json");
+    start();
+    std::string r = fetch(port_, "GET", "/json");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 405")) << r;
+    EXPECT_NE(r.find("POST"), std::string::npos) << r;
+}
+
+TEST_F(StaticFilesTest, MountsAndRedirects) {
+    start();
+    std::string r = fetch(port_, "GET", "/assets/app.css");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 200")) << r;
+    EXPECT_NE(r.find("Content-Type: text/css; charset=utf-8"), std::string::npos) << r;
+    EXPECT_EQ(r.find("Cache-Control"), std::string::npos) << r;  // not set on this mount
+    r = fetch(port_, "GET", "/assets?x=1");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 301")) << r;
+    EXPECT_NE(r.find("Location: /assets/?x=1\r\n"), std::string::npos) << r;
+    r = fetch(port_, "GET", "/docs?a=b");
+    EXPECT_NE(r.find("Location: /docs/?a=b\r\n"), std::string::npos) << r;
+    // The Location is built from the resolved path: never "//host" of the request.
+    r = fetch(port_, "GET", "//docs");
+    EXPECT_NE(r.find("Location: /docs/\r\n"), std::string::npos) << r;
+    r = fetch(port_, "GET", "/empty/");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 403")) << r;  // no index, no listing
+}
+
+TEST_F(StaticFilesTest, ValidatorsRangesAndHead) {
+    start();
+    std::string r = fetch(port_, "GET", "/docs/guide.txt");
+    EXPECT_NE(r.find("Cache-Control: max-age=60\r\n"), std::string::npos) << r;
+    size_t at = r.find("ETag: ");
+    ASSERT_NE(at, std::string::npos);
+    std::string etag = r.substr(at + 6, r.find("\r\n", at) - at - 6);
+    r = fetch(port_, "GET", "/docs/guide.txt", "If-None-Match: " + etag + "\r\n");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 304")) << r;
+    EXPECT_NE(r.find("ETag: " + etag), std::string::npos) << r;
+    EXPECT_EQ(body_of(r), "");
+    r = fetch(port_, "GET", "/docs/guide.txt", "If-Match: \"nope\"\r\n");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 412")) << r;
+    r = fetch(port_, "GET", "/docs/guide.txt", "Range: bytes=2-4\r\n");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 206")) << r;
+    EXPECT_NE(r.find("Content-Range: bytes 2-4/10\r\n"), std::string::npos) << r;
+    EXPECT_EQ(body_of(r), "234");
+    r = fetch(port_, "GET", "/docs/guide.txt", "Range: bytes=10-\r\n");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 416")) << r;
+    EXPECT_NE(r.find("Content-Range: bytes */10\r\n"), std::string::npos) << r;
+    r = fetch(port_, "HEAD", "/docs/guide.txt");
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 200")) << r;
+    EXPECT_NE(r.find("Content-Length: 10\r\n"), std::string::npos) << r;
+    EXPECT_EQ(body_of(r), "");
+}
+
+TEST_F(StaticFilesTest, PerLoopCachesCount) {
+    start();
+    for (int i = 0; i < 20; ++i) fetch(port_, "GET", "/docs/guide.txt");
+    StaticStats s = root_files_->stats();
+    EXPECT_GE(s.misses, 1u);
+    EXPECT_LE(s.misses, 2u);  // at most once per loop
+    EXPECT_EQ(s.hits + s.misses + s.revalidated + s.changed, 20u);
+    EXPECT_EQ(app_.static_stats().hits, s.hits);  // the only mount that saw requests
+    std::string loop = body_of(fetch(port_, "GET", "/loop"));
+    EXPECT_TRUE(loop == "0" || loop == "1") << loop;
+}
+
+TEST(StaticFilesApi, MountMustBeAPath) {
+    App app;
+    EXPECT_THROW(app.serve_static("assets", "."), std::invalid_argument);
+    EXPECT_THROW(app.serve_static("", "."), std::invalid_argument);
+    EXPECT_EQ(app.serve_static("/a/", ".").mount(), "/a");
+}
+
+}  // namespace
+}  // namespace rivet
