@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run test unit e2e asan tsan fuzz bench format clean
+.PHONY: all setup build run test unit e2e asan tsan fuzz bench bench-full bench-models format clean
 
 all: build
 
@@ -56,8 +56,16 @@ fuzz: setup
 	mkdir -p $(BUILD_FUZZ)/corpus
 	./$(BUILD_FUZZ)/request_parser_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus
 
+# Benchmarks (docs/BENCHMARKS.md): quick (~8 min), full with a 10-minute soak (~40 min), and
+# concurrency models under CPU-heavy load (~4 min).
 bench: build
 	bash bench/run.sh
+
+bench-full: build
+	bash bench/run.sh --full
+
+bench-models: build
+	bash bench/run.sh --models
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

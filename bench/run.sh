@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: rivet vs nginx vs the floor (bench/floor.c). `make bench` runs this.
-#   bash bench/run.sh            full run (~5 min), rewrites docs/BENCHMARKS.md
-#   bash bench/run.sh --smoke    CI smoke test (BENCH_QUICK: 2 s runs, 1 rep, 1,000 connections);
-#                                exits non-zero if a server failed to start, answer or produce a row
-# Environment: BENCH_REPS (default 3), BENCH_QUICK=1, RIVET_BIN (default build/rivet).
-# Raw results go to bench/results/<timestamp>.json.
+# rivet's benchmark suite (docs/BENCHMARKS.md explains what it measures).
+#   bash bench/run.sh            `make bench`: quick profile (~7 min), both modes, all peers;
+#                                rewrites the per-core and whole-machine sections of
+#                                docs/BENCHMARKS.md and the plots in docs/img/
+#   bash bench/run.sh --full     `make bench-full`: 3 × 5 s runs, every scenario in both modes,
+#                                and a 10-minute soak of rivet (~35 min)
+#   bash bench/run.sh --models   `make bench-models`: concurrency models under CPU-heavy load
+#   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
+#                                and produced a row; figures not asserted; docs untouched.
+#                                Uses oha only if bench/tools.sh already built it.
+# Other arguments go to bench/bench.py (--servers, --scenarios, --modes, --reps, --duration).
+# Environment: BENCH_REPS, BENCH_DURATION, RIVET_BIN (default build/rivet), BENCH_CACHE.
+# Raw results go to bench/results/<timestamp>-<profile>.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,5 +24,18 @@ if [ -z "${RIVET_BIN:-}" ] && [ ! -x build/rivet ]; then
   make --no-print-directory build >&2
 fi
 
-export BENCH_COMMAND="bash bench/run.sh${*:+ $*}${BENCH_REPS:+ (BENCH_REPS=$BENCH_REPS)}${BENCH_QUICK:+ (BENCH_QUICK=$BENCH_QUICK)}"
-exec python3 bench/bench.py "$@"
+script=bench/bench.py
+tools_args=()
+for a in "$@"; do
+  case "$a" in
+    --models) script=bench/models.py ;;
+    --smoke) tools_args=(--no-build) ;;
+  esac
+done
+eval "$(bash bench/tools.sh "${tools_args[@]}")"
+export OHA_BIN BENCH_PLOT_PYTHON
+
+args=()
+for a in "$@"; do [ "$a" = "--models" ] || args+=("$a"); done
+export BENCH_COMMAND="bash bench/run.sh${*:+ $*}${BENCH_REPS:+ (BENCH_REPS=$BENCH_REPS)}${BENCH_DURATION:+ (BENCH_DURATION=$BENCH_DURATION)}"
+exec python3 "$script" "${args[@]}"

@@ -118,3 +118,54 @@ def test_units():
 
 def test_module_exports():
     assert set(wrk_output.__all__) >= {"parse", "WrkOutputError"}
+
+
+# bench/wrk.lua's done() line (`BENCH_WRK {json}`), recorded with rivet on the bench machine.
+
+
+def test_script_line_pipelined():
+    r = parse(load("rivet_pipeline16_script.txt"))
+    assert r["requests"] == 604192
+    s = r["script"]
+    assert s["requests"] == 604192
+    assert s["percentiles_us"]["99.99"] == 104495.0
+    # The script's exact percentiles replace the table's rounded ones.
+    assert r["latency_p50_us"] == 2822.0
+    assert r["latency_p99_us"] == 73855.0
+    assert r["latency_p999_us"] == 101678.0
+    assert s["bogus"] == [] and s["errors"]["read"] == 0
+
+
+def test_script_line_post_body():
+    r = parse(load("rivet_echo4k_script.txt"))
+    assert r["requests"] == 47370
+    # 4,096 bytes of body come back in every response.
+    assert r["bytes_read"] / r["requests"] > 4096
+    assert r["latency_p999_us"] == 104830.0
+
+
+def test_script_line_bogus_zeros_and_empty_histogram():
+    # Synthetic: the same wrk bug in the script's percentiles (0 with a non-zero max) and wrk's
+    # empty histogram (min = INT64_MIN when nothing completed).
+    text = load("rivet_pipeline16_zero_percentiles.txt") + (
+        'BENCH_WRK {"percentiles_us": {"50": 578, "75": 900, "90": 0, "99": 0, "99.9": 0, '
+        '"99.99": 0}, "min_us": 12, "max_us": 9100, "mean_us": 600.0, "requests": 5717264, '
+        '"duration_us": 5103000, "bytes": 1, "errors": {"connect": 0, "read": 0, "write": 0, '
+        '"status": 0, "timeout": 0}}\n'
+    )
+    r = parse(text)
+    assert r["script"]["bogus"] == ["90", "99", "99.9", "99.99"]
+    assert r["latency_p50_us"] == 578.0
+    assert r["latency_p99_us"] is None and r["latency_p999_us"] is None
+    empty = parse(load("closing_peer_c4.txt") + (
+        'BENCH_WRK {"percentiles_us": {"50": 0, "99": 0, "99.9": 0}, "min_us": -9223372036854775808, '
+        '"max_us": 0, "mean_us": 0.0, "requests": 0, "duration_us": 1000000, "bytes": 0, '
+        '"errors": {"connect": 0, "read": 20576, "write": 0, "status": 0, "timeout": 0}}\n'))
+    assert empty["script"]["min_us"] is None
+    assert empty["script"]["bogus"] == []  # zero max: zeros are what wrk measured
+    assert empty["latency_p999_us"] == 0.0
+
+
+def test_bad_script_line():
+    with pytest.raises(WrkOutputError, match="BENCH_WRK"):
+        parse(load("nginx_hello_c100.txt") + "BENCH_WRK {not json}\n")

@@ -13,6 +13,9 @@
         socket_errors               {"connect": .., "read": .., "write": .., "timeout": ..}
         non_2xx_3xx                 "Non-2xx or 3xx responses:" (0 when absent)
         errors                      sum of the socket errors and non-2xx/3xx responses
+        latency_p999_us             p99.9, from the `BENCH_WRK {json}` line bench/wrk.lua prints
+        script                      that line's JSON (None without it): percentiles_us with
+                                    50/75/90/99/99.9/99.99, min/max/mean_us, error counts
 
 Raises WrkOutputError when the text holds no result (wrk could not connect, crashed, or the
 text is not wrk's). Times come back in microseconds, sizes in bytes.
@@ -20,6 +23,7 @@ text is not wrk's). Times come back in microseconds, sizes in bytes.
 
 from __future__ import annotations
 
+import json
 import re
 
 __all__ = ["WrkOutputError", "parse", "parse_time_us", "parse_bytes", "parse_metric"]
@@ -67,6 +71,7 @@ _RE_SOCK = re.compile(
 )
 _RE_NON2XX = re.compile(r"^\s*Non-2xx or 3xx responses: (\d+)\s*$", re.M)
 _RE_RPS = re.compile(r"^Requests/sec:\s+(\S+)\s*$", re.M)
+_RE_SCRIPT = re.compile(r"^BENCH_WRK (\{.*\})\s*$", re.M)
 
 
 def _pct_key(p: str) -> str:
@@ -117,6 +122,30 @@ def parse(text: str) -> dict:
     out["latency_percentiles_bogus"] = bogus
     out["latency_p50_us"] = None if "50" in bogus else pcts.get("50")
     out["latency_p99_us"] = None if "99" in bogus else pcts.get("99")
+
+    # bench/wrk.lua's done() line: exact percentiles in microseconds, p99.9 among them. The same
+    # bogus zeros can appear there (same histogram); they are left out the same way.
+    out["script"] = None
+    out["latency_p999_us"] = None
+    m = _RE_SCRIPT.search(text)
+    if m:
+        try:
+            script = json.loads(m.group(1))
+        except ValueError as e:
+            raise WrkOutputError(f"bad BENCH_WRK line: {e}") from None
+        smax = script.get("max_us") or 0
+        sp = {_pct_key(k): float(v) for k, v in script.get("percentiles_us", {}).items()}
+        script["percentiles_us"] = sp
+        script["bogus"] = sorted((k for k, v in sp.items() if v == 0 and smax > 0), key=float)
+        if script.get("min_us", 0) < 0:  # no sample at all: wrk's empty histogram
+            script["min_us"] = None
+        out["script"] = script
+        if "99.9" in sp and "99.9" not in script["bogus"]:
+            out["latency_p999_us"] = sp["99.9"]
+        # wrk's table rounds to 2 decimals of its unit; the script's values are exact.
+        for key, pk in (("latency_p50_us", "50"), ("latency_p99_us", "99")):
+            if pk in sp and pk not in script["bogus"]:
+                out[key] = sp[pk]
 
     sock = _RE_SOCK.search(text)
     names = ("connect", "read", "write", "timeout")

@@ -18,6 +18,10 @@ declare -A need=(
   [curl]=/usr/bin/curl
   [wrk]=/usr/bin/wrk
   [nginx-light]=/usr/sbin/nginx
+  [h2o]=/usr/bin/h2o
+  [lighttpd]=/usr/sbin/lighttpd
+  [lighttpd-modules-lua]=/usr/lib/lighttpd/mod_magnet.so
+  [libcpp-httplib-dev]=/usr/include/httplib.h
   [procps]=/usr/bin/ps
   [util-linux]=/usr/bin/taskset
   [chromium]=/usr/bin/chromium
@@ -35,9 +39,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # nginx-light's package starts a system nginx on port 80; the benchmarks run their own.
-  if [ -x /usr/sbin/nginx ] && command -v systemctl >/dev/null 2>&1; then
-    $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+  # nginx-light, h2o and lighttpd start system services on port 80; the benchmarks run their own.
+  if command -v systemctl >/dev/null 2>&1; then
+    for svc in nginx h2o lighttpd; do
+      $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    done
   fi
 fi
 

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""PNG plots for docs/BENCHMARKS.md from one results JSON (bench/bench.py or bench/models.py).
+
+    python bench/plots.py bench/results/<file>.json docs/img
+
+Needs matplotlib (bench/tools.sh installs it into a venv). Draws only what the results hold:
+  bench-percore-cpu.png, bench-percore-rps.png   bars per scenario and server (median, min–max)
+  bench-machine-rps.png                          the same for whole-machine mode
+  bench-latency.png                              latency percentile curves: open loop at 50% and
+                                                 90% of each server's peak, and closed loop
+  bench-soak-rss.png                             RSS over time in the soak
+  bench-models.png                               heavy-route throughput and /hello p99 per model
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+COLORS = {"rivet": "#d62728", "nginx": "#2ca02c", "h2o": "#1f77b4", "lighttpd": "#ff7f0e",
+          "httplib": "#9467bd", "floor": "#7f7f7f"}  # fmt: skip
+LABELS = {"httplib": "cpp-httplib"}
+DPI = 110
+
+
+def label(n: str) -> str:
+    return LABELS.get(n, n)
+
+
+def bars(doc: dict, mode: str, key: str, ylabel: str, title: str, out: Path, scale: float = 1.0) -> bool:
+    names = doc["settings"]["servers"]
+    scs = [sc for sc in doc["scenarios"] if sc["kind"] == "wrk" and f"{mode}:{sc['id']}" in doc["summary"]]
+    if not scs:
+        return False
+    cols = 4
+    rows = math.ceil(len(scs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False)
+    for ax, sc in zip(axes.flat, scs):
+        per = doc["summary"][f"{mode}:{sc['id']}"]
+        xs, hs, lo, hi, cs = [], [], [], [], []
+        for i, n in enumerate(names):
+            st = per[n].get(key) if not per[n].get("na") else None
+            if not st:
+                ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#888")
+                continue
+            xs.append(i)
+            hs.append(st["median"] * scale)
+            lo.append((st["median"] - st["min"]) * scale)
+            hi.append((st["max"] - st["median"]) * scale)
+            cs.append(COLORS.get(n, "#333"))
+        ax.bar(xs, hs, color=cs, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.8})
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([label(n) for n in names], rotation=45, ha="right", fontsize=7)
+        ax.set_title(sc["title"].replace("`", ""), fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_ylabel(ylabel, fontsize=7)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(scs):]:
+        ax.axis("off")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
+    return True
+
+
+def nines(p: float) -> float:
+    return -math.log10(1 - p / 100.0)
+
+
+def latency(doc: dict, out: Path) -> bool:
+    names = doc["settings"]["servers"]
+    opens = [sc for sc in doc["scenarios"] if sc["kind"] == "open" and f"percore:{sc['id']}" in doc["summary"]]
+    closed = "percore:hello_c100" in doc["summary"]
+    panels = [("open", sc) for sc in opens] + ([("closed", None)] if closed else [])
+    if not panels:
+        return False
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+    ps = ["50", "75", "90", "99", "99.9", "99.99"]
+    for ax, (kind, sc) in zip(axes.flat, panels):
+        for n in names:
+            if kind == "open":
+                rs = [r for r in doc["runs"] if r["mode"] == "percore" and r["scenario"] == sc["id"]
+                      and r["server"] == n and "error" not in r and "oha" in r]  # fmt: skip
+                get = lambda r, p: r["oha"]["latency_percentiles_us"].get(p)  # noqa: E731
+            else:
+                rs = [r for r in doc["runs"] if r["mode"] == "percore" and r["scenario"] == "hello_c100"
+                      and r["server"] == n and "error" not in r and (r.get("wrk") or {}).get("script")]  # fmt: skip
+                get = lambda r, p: (None if p in r["wrk"]["script"]["bogus"]  # noqa: E731
+                                    else r["wrk"]["script"]["percentiles_us"].get(p))
+            if not rs:
+                continue
+            xs, ys = [], []
+            for p in ps:
+                vals = [v for v in (get(r, p) for r in rs) if v]
+                if vals:
+                    xs.append(nines(float(p)))
+                    ys.append(statistics.median(vals) / 1000.0)
+            if xs:
+                ax.plot(xs, ys, marker="o", ms=3, label=label(n), color=COLORS.get(n, "#333"))
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        ax.set_xticks([nines(float(p)) for p in ps])
+        ax.set_xticklabels([f"p{p}" for p in ps], fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_ylabel("latency (ms, log)", fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+        if kind == "open":
+            ax.set_title(f"open loop at {int(round(sc['fraction'] * 100))}% of each server's peak\n"
+                         "(oha -q, latency corrected)", fontsize=8)  # fmt: skip
+        else:
+            ax.set_title("closed loop, 100 connections (wrk)\n(not corrected: for comparison)", fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.suptitle("GET /hello latency percentiles, per core", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
+    return True
+
+
+def soak(doc: dict, out: Path) -> bool:
+    recs = [r for r in doc.get("soaks", []) if r.get("rss_series")]
+    if not recs:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    for r in recs:
+        t = [x[0] for x in r["rss_series"]]
+        v = [x[1] / 2**20 for x in r["rss_series"]]
+        g = r.get("growth") or {}
+        extra = f" ({g['growth_pct']:+.2f}% after warm-up)" if g.get("growth_pct") is not None else ""
+        ax.plot(t, v, lw=1, label=label(r["server"]) + extra, color=COLORS.get(r["server"], "#333"))
+        if g.get("baseline_s") is not None:
+            ax.axvline(g["baseline_s"], color="#999", lw=0.8, ls="--")
+    ax.set_xlabel("seconds under load", fontsize=8)
+    ax.set_ylabel("RSS (MiB)", fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Soak: server RSS sampled every second (dashed: end of warm-up)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
+    return True
+
+
+def models(doc: dict, out: Path) -> bool:
+    rows = [r for r in doc.get("models_summary", []) if not r.get("na")]
+    if not rows:
+        return False
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    names = [r["label"] for r in rows]
+    x = range(len(rows))
+    a1.bar(x, [r["heavy_rps"]["median"] for r in rows], color="#d62728",
+           yerr=[[r["heavy_rps"]["median"] - r["heavy_rps"]["min"] for r in rows],
+                 [r["heavy_rps"]["max"] - r["heavy_rps"]["median"] for r in rows]], capsize=2)  # fmt: skip
+    a1.set_title("heavy route (/calc) throughput, req/s", fontsize=9)
+    a2.bar(x, [r["hello_p99_us"]["median"] / 1000 for r in rows], color="#1f77b4",
+           yerr=[[(r["hello_p99_us"]["median"] - r["hello_p99_us"]["min"]) / 1000 for r in rows],
+                 [(r["hello_p99_us"]["max"] - r["hello_p99_us"]["median"]) / 1000 for r in rows]], capsize=2)  # fmt: skip
+    a2.set_yscale("log")
+    a2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    a2.set_title("/hello p99 at a constant rate meanwhile, ms (log)", fontsize=9)
+    for a in (a1, a2):
+        a.set_xticks(list(x))
+        a.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+        a.tick_params(axis="y", labelsize=7)
+        a.grid(axis="y", alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
+    return True
+
+
+def main(argv: list[str]) -> int:
+    doc = json.loads(Path(argv[0]).read_text())
+    img = Path(argv[1])
+    img.mkdir(parents=True, exist_ok=True)
+    made = []
+    if doc.get("kind") == "models":
+        if models(doc, img / "bench-models.png"):
+            made.append("bench-models.png")
+    else:
+        if bars(doc, "percore", "cpu_us_per_req", "CPU µs / request", "Server CPU µs per request, per core "
+                "(lower is better; median, whiskers min–max)", img / "bench-percore-cpu.png"):  # fmt: skip
+            made.append("bench-percore-cpu.png")
+        if bars(doc, "percore", "requests_per_s", "k req/s", "Requests per second, per core "
+                "(median, whiskers min–max)", img / "bench-percore-rps.png", 1e-3):  # fmt: skip
+            made.append("bench-percore-rps.png")
+        if bars(doc, "machine", "requests_per_s", "k req/s", "Requests per second, whole machine "
+                "(median, whiskers min–max)", img / "bench-machine-rps.png", 1e-3):  # fmt: skip
+            made.append("bench-machine-rps.png")
+        if latency(doc, img / "bench-latency.png"):
+            made.append("bench-latency.png")
+        if soak(doc, img / "bench-soak-rss.png"):
+            made.append("bench-soak-rss.png")
+    print(" ".join(made))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,125 @@
+"""Unit tests for bench/stats.py and the summary of bench/bench.py on recorded runs.
+
+Run: python3 -m pytest -q bench/test_stats.py
+"""
+
+import json
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import stats  # noqa: E402
+
+
+def test_spread_odd_and_even():
+    s = stats.spread([3.0, 1.0, 2.0])
+    assert s == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3, "spread_pct": 100.0}
+    s = stats.spread([10, 12])
+    assert s["median"] == 11 and s["n"] == 2
+    assert s["spread_pct"] == pytest.approx(2 / 11 * 100)
+
+
+def test_spread_skips_missing_values():
+    # wrk's bogus percentiles come back as None: they are left out, not taken as 0.
+    s = stats.spread([None, 5.0, None, 7.0, 6.0])
+    assert s["median"] == 6.0 and s["n"] == 3
+    assert stats.spread([None, None]) is None
+    assert stats.spread([]) is None
+
+
+def test_spread_of_zero_median():
+    assert stats.spread([0, 0])["spread_pct"] == 0.0
+
+
+def test_median_runs():
+    runs = [{"rps": 100}, {"rps": 300}, {"rps": 200}, {"other": 1}]
+    assert stats.median_runs(runs, "rps")["median"] == 200
+    assert stats.median_runs(runs, "missing") is None
+
+
+def test_ratio():
+    assert stats.ratio(3, 2) == 1.5
+    assert stats.ratio(None, 2) is None
+    assert stats.ratio(1, 0) is None
+
+
+def test_open_loop_target():
+    assert stats.open_loop_target(112855.0, 0.5) == 56400
+    assert stats.open_loop_target(112855.0, 0.9) == 101600
+    assert stats.open_loop_target(150.0, 0.5) == 100  # never below 100 req/s
+    assert stats.open_loop_target(None, 0.5) is None
+    assert stats.open_loop_target(0, 0.9) is None
+
+
+def test_growth_flat_after_warmup():
+    series = [(0, 100), (1, 150), (2, 200), (3, 200), (4, 200), (5, 200)]
+    g = stats.growth(series, warmup_s=2)
+    assert g["baseline_s"] == 2 and g["baseline_bytes"] == 200
+    assert g["growth_pct"] == 0.0
+    assert g["growth_from_first_pct"] == 100.0
+    assert g["max_bytes"] == 200 and g["samples"] == 6 and g["duration_s"] == 5
+
+
+def test_growth_leak():
+    series = [(t, 1000 + 10 * t) for t in range(0, 601)]
+    g = stats.growth(series, warmup_s=60)
+    assert g["baseline_bytes"] == 1600
+    assert g["growth_pct"] == pytest.approx((7000 - 1600) / 1600 * 100)
+
+
+def test_growth_short_series():
+    assert stats.growth([(0, 5)], 1) is None
+    # Warm-up longer than the series: the first sample is the baseline.
+    g = stats.growth([(0, 100), (1, 110)], warmup_s=60)
+    assert g["baseline_bytes"] == 100 and g["growth_pct"] == pytest.approx(10.0)
+
+
+def test_summary_on_recorded_runs():
+    """bench.summarize on the runs of a recorded smoke run (bench/testdata/results_smoke.json):
+    n/a by design stays apart from failures; × floor is each CPU µs/req ÷ the floor's."""
+    import bench
+
+    doc = json.loads((HERE / "testdata" / "results_smoke.json").read_text())
+    s = dict(doc["settings"], scenarios=doc["scenarios"])
+    unsupported = {tuple(k.split(":", 1)): v for k, v in doc["unsupported"].items()}
+    summ = bench.summarize(s, unsupported, doc["runs"])
+    row = summ["percore:hello_c100"]["rivet"]
+    floor = summ["percore:hello_c100"]["floor"]
+    assert not row.get("na")
+    assert row["cpu_vs_floor"] == pytest.approx(row["cpu_us_per_req"]["median"] / floor["cpu_us_per_req"]["median"])
+    assert summ["percore:echo_4k_c100"]["nginx"] == {
+        "na": True, "by_design": True, "runs": 0,
+        "reason": "nginx-light cannot send a request body back without a backend or a module"}
+    # A failed run makes its row n/a (not by design), whatever the other runs measured.
+    runs = [dict(r) for r in doc["runs"]]
+    for r in runs:
+        if r["scenario"] == "hello_c100" and r["server"] == "h2o" and r["mode"] == "percore":
+            r["error"] = "wrong answer after the run: status 500"
+    summ = bench.summarize(s, unsupported, runs)
+    assert summ["percore:hello_c100"]["h2o"]["na"] and not summ["percore:hello_c100"]["h2o"]["by_design"]
+
+
+def test_report_renders_recorded_run(tmp_path):
+    """The markdown report of a recorded smoke run: a section per mode and the soak; n/a cells
+    say why; write_docs replaces only the sections between their markers."""
+    import report
+
+    doc = json.loads((HERE / "testdata" / "results_smoke.json").read_text())
+    sections = report.render(doc)
+    assert set(sections) == {"percore", "machine", "soak"}
+    pc = sections["percore"]
+    assert "| GET /hello, 100 connections |" in pc
+    assert "nginx: nginx-light cannot send a request body back" in pc
+    assert "open loop" in pc and "![Server CPU µs per request, per core](img/bench-percore-cpu.png)" in pc
+    assert "growth after warm-up" in sections["soak"]
+    page = tmp_path / "B.md"
+    page.write_text(f"intro\n{report.begin('percore')}\nold\n{report.end('percore')}\nmiddle\n"
+                    f"{report.begin('models')}\nkept\n{report.end('models')}\n")
+    report.write_docs({"percore": "new"}, page)
+    text = page.read_text()
+    assert "old" not in text and "new" in text and "kept" in text and text.startswith("intro\n")
+    assert text.index("middle") > text.index("new")
