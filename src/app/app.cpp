@@ -269,7 +269,7 @@ uint16_t App::start(const RunOptions& options) {
 void App::start_operations(const RunOptions& options) {
     Impl* impl = impl_.get();
     impl_->ops = std::make_unique<app::Operations>(
-        options.ops, impl_->server->threads(), impl_->labels, [impl] {
+        options.ops, impl_->server->threads(), impl_->labels, [this, impl] {
             auto e = impl->server->stats();
             app::ServingStats s;
             s.accepted = e.accepted;
@@ -278,6 +278,12 @@ void App::start_operations(const RunOptions& options) {
             s.bytes_out = e.bytes_out;
             s.queue_depth = impl->pool->queued();
             s.workers = impl->pool->workers();
+            if (!impl->mounts.empty()) {  // the static file caches' lookups
+                StaticStats files = static_stats();
+                s.has_cache = true;
+                s.cache_hits = files.hits;
+                s.cache_misses = files.misses;
+            }
             return s;
         });
     if (options.ops.admin.admin_port != 0) {

@@ -100,3 +100,14 @@ def test_admin_endpoints_can_be_turned_off(rivet, tmp_path):
     srv = rivet(args=("--threads", "1", "--workers", "1", "--config", cfg))
     assert srv.get("/metrics").status == 404
     assert srv.get("/status.json").status == 200
+
+
+def test_file_cache_hits_and_misses(rivet):
+    srv = rivet(args=("--threads", "1", "--workers", "1"))  # --root public is mounted at /
+    for _ in range(3):
+        assert srv.get("/").status == 200
+    f = scrape(srv)
+    hits = value(f, "rivet_file_cache_hits", "rivet_file_cache_hits_total")
+    misses = value(f, "rivet_file_cache_misses", "rivet_file_cache_misses_total")
+    assert misses >= 1 and hits >= 2, (hits, misses)
+    assert srv.get("/status.json").json()["cache"]["hits"] >= hits
