@@ -42,7 +42,7 @@ using BodyProducer = std::function<bool(std::string& out)>;
 class Response {
 public:
     Response() = default;
-    explicit Response(int status) : status_(status) {}
+    explicit Response(int status) { this->status(status); }
 
     int status() const { return status_; }
     Response& status(int code);  // throws std::invalid_argument outside 100..599

@@ -134,6 +134,11 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
                            " threw: " + e.what());
             res = Response(500);
             res.text("Internal Server Error\n");
+        } catch (...) {  // not a std::exception: still only this request fails
+            app::log_error("offloaded handler for " + std::string(job->request.path()) +
+                           " threw a non-standard exception");
+            res = Response(500);
+            res.text("Internal Server Error\n");
         }
         job->ops->finish_offloaded(job->request, job->trace, res);
         job->reply.complete(std::move(res));
@@ -252,10 +257,9 @@ uint16_t App::start(const RunOptions& options) {
     impl_->server->start();
     if (!options.quiet) {
         bool v6 = options.host.find(':') != std::string::npos;  // a URL needs [::1]
-        std::printf("rivet listening on http://%s%s%s:%u (%u threads, %u workers)\n",
-                    v6 ? "[" : "", options.host.c_str(), v6 ? "]" : "",
-                    unsigned(impl_->server->port()), impl_->server->threads(),
-                    impl_->pool->workers());
+        std::printf("rivet listening on http://%s%s%s:%u (%u threads, %u workers)\n", v6 ? "[" : "",
+                    options.host.c_str(), v6 ? "]" : "", unsigned(impl_->server->port()),
+                    impl_->server->threads(), impl_->pool->workers());
         if (impl_->admin_server)
             std::printf("rivet admin endpoints on http://%s:%u\n",
                         options.ops.admin.admin_host.c_str(),

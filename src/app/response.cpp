@@ -25,7 +25,8 @@ void check_value(std::string_view value, std::string_view what) {
 }  // namespace
 
 Response& Response::status(int code) {
-    if (code < 100 || code > 599)
+    // 1xx are interim answers the server sends itself (100 Continue); a handler's is final.
+    if (code < 200 || code > 599)
         throw std::invalid_argument("invalid status code " + std::to_string(code));
     status_ = code;
     return *this;

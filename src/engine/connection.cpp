@@ -199,6 +199,13 @@ bool Connection::serve_one(const char* data, size_t len, size_t& consumed) {
                 return false;
             }
             p.chunked_raw += fed.consumed;
+            // The raw bytes stay buffered until the body is complete; extensions and tiny
+            // chunks must not let them outgrow the body limit by much.
+            if (p.chunked_raw > 2 * owner_.config().limits.max_body + 64 * 1024) {
+                p.chunked_active = false;
+                fail(413, "chunked framing too large for the body limit");
+                return false;
+            }
             if (fed.kind == http::ChunkedDecoder::Result::NeedMore) {
                 awaiting_body_ = true;
                 maybe_send_continue(head);
@@ -265,7 +272,9 @@ std::string& Connection::output() {
 }
 
 bool Connection::should_pause() const {
-    if (out_.size() > owner_.config().output_high_water) return true;
+    // Answers made in this read sit in the loop's write buffer until the flush: they count.
+    size_t unsent = out_.empty() ? owner_.write_buffer().size() : out_.size();
+    if (unsent > owner_.config().output_high_water) return true;
     return sending_body() || (pending_ && pending_->slots.size() >= owner_.config().max_pipelined);
 }
 

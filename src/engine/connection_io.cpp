@@ -1,4 +1,5 @@
 // Connection, the socket side: writing, readiness interest, timeouts and closing.
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ void Connection::flush() {
                 return close_now();
             }
             LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
+            if (n > 0) write_progress_ms_ = owner_.loop().now_ms();
             out_.erase(0, size_t(n));
             if (!out_.empty()) break;
         } else if (!shared.empty()) {
@@ -32,6 +34,8 @@ void Connection::flush() {
             }
             size_t sent = n > 0 ? size_t(n) : 0;
             LoopStats::bump(owner_.stats().bytes_out, sent);
+            // A fresh answer starts the write clock even if nothing could leave yet.
+            write_progress_ms_ = owner_.loop().now_ms();
             if (sent < shared.size()) out_.assign(shared, sent);  // the rest waits for EPOLLOUT
             shared.clear();
             if (!out_.empty()) break;
@@ -72,6 +76,7 @@ bool Connection::send_file_piece() {
     }
     LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
     f.offset += uint64_t(n);
+    write_progress_ms_ = owner_.loop().now_ms();
     f.length -= uint64_t(n);
     if (f.length > 0) return size_t(n) == kPiece && ++file_pieces_this_turn_ < 4;
     pending_->file = {};
@@ -129,7 +134,12 @@ void Connection::arm_timer() {
     auto& timers = owner_.loop().timers();
     uint64_t now = owner_.loop().now_ms();
     if (lingering_) return timers.schedule(*this, cfg.linger_timeout_ms);
-    if (!out_.empty() || sending_body()) return timers.schedule(*this, cfg.write_timeout_ms);
+    if (!out_.empty() || sending_body()) {
+        // Counted from the last write that moved bytes: input from a client that never reads
+        // must not keep the connection (and its unsent output) alive.
+        uint64_t deadline = write_progress_ms_ + cfg.write_timeout_ms;
+        return timers.schedule(*this, deadline > now ? deadline - now : 0);
+    }
     if (owes()) return timers.cancel(*this);
     if (in_.empty()) {
         // A fresh connection owes us a request head; a kept-alive one may rest.
@@ -151,7 +161,10 @@ void Connection::on_timeout() {
 }
 
 void Connection::begin_close() {
-    if (peer_eof_ || (!discarded_input_ && in_.empty())) return close_now();
+    if (peer_eof_) return close_now();
+    int unread = 0;
+    ioctl(fd_, FIONREAD, &unread);  // input the kernel holds that we never read
+    if (!discarded_input_ && in_.empty() && unread == 0) return close_now();
     // Unread input is still arriving: closing now would answer it with a RST that can destroy
     // the response we just sent. Shut our side, read and drop until the client closes.
     shutdown(fd_, SHUT_WR);
@@ -163,7 +176,9 @@ void Connection::begin_close() {
 
 void Connection::close_when_idle() {
     if (closed_) return;
-    if (idle()) return close_now();
+    // A connection accepted but not yet read may carry a request already: it gets answered
+    // (with "Connection: close"), bounded by the header and drain timeouts.
+    if (idle() && served_ > 0) return close_now();
     // Otherwise framing_for() now answers "Connection: close" and the connection ends after
     // the responses it owes.
 }

@@ -33,6 +33,7 @@ void Exchange::respond_simple(int status, std::string_view body, std::string_vie
 }
 
 Deferred Exchange::defer() {
+    if (answered_) return {};  // one answer per request; an empty Deferred completes nothing
     answered_ = true;
     return connection_.defer(head_);
 }

@@ -20,6 +20,7 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
     unsigned threads = config.threads ? config.threads : 1;
     max_open_ = std::max<size_t>(1, config.max_connections / threads);
     drain_timer_.owner = this;
+    accept_retry_.owner = this;
     write_buffer_.reserve(64 * 1024);
     loop_.add(listen_fd_, net::kReadable, this);
     loop_.on_turn_end([this] {
@@ -29,6 +30,8 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
 }
 
 IoThread::~IoThread() {
+    loop_.timers().cancel(drain_timer_);  // they are destroyed before the loop's wheel
+    loop_.timers().cancel(accept_retry_);
     for (Connection* c : by_fd_) delete c;
     for (Connection* c : graveyard_) delete c;
     if (listen_fd_ >= 0) close(listen_fd_);
@@ -55,6 +58,9 @@ void IoThread::accept_pending() {
             if (errno == EMFILE || errno == ENFILE) {
                 std::fprintf(stderr, "rivet: out of file descriptors; accepting paused\n");
                 set_accepting(false);
+                // Descriptors may come back from anywhere in the process, not only from this
+                // loop's connections: try again shortly.
+                loop_.timers().schedule(accept_retry_, 100);
             }
             return;
         }
@@ -124,6 +130,11 @@ void IoThread::finish_drain_if_done() {
     if (open_ > 0) return;
     loop_.timers().cancel(drain_timer_);
     loop_.stop();
+}
+
+void IoThread::AcceptRetry::on_timeout() {
+    if (owner->draining_ || owner->open_ >= owner->max_open_) return;
+    owner->set_accepting(true);
 }
 
 void IoThread::DrainTimer::on_timeout() {

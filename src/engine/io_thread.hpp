@@ -96,6 +96,12 @@ private:
     bool accepting_ = true;
     bool draining_ = false;
 
+    // Re-enables accepting after the process ran out of descriptors.
+    struct AcceptRetry final : net::Timer {
+        IoThread* owner = nullptr;
+        void on_timeout() override;
+    } accept_retry_;
+
     // Fires when the drain timeout runs out.
     struct DrainTimer final : net::Timer {
         IoThread* owner = nullptr;

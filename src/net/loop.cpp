@@ -86,6 +86,10 @@ void Loop::run() {
         if (n < 0 && errno != EINTR)
             throw std::system_error(errno, std::generic_category(), "epoll_wait");
         read_clocks();
+        // The wheel's clock moves before anything is scheduled this turn: a deadline set now
+        // must count from now, not from before the sleep (a long-idle loop would otherwise
+        // time out its first connection at once).
+        timers_.advance(now_ms_);
         for (int i = 0; i < n; ++i) {
             auto* handler = static_cast<IoHandler*>(events[i].data.ptr);
             if (handler == kWakeTag) {
@@ -100,7 +104,6 @@ void Loop::run() {
             handler->on_io(mask);
         }
         drain_inbox();
-        timers_.advance(now_ms_);
         for (auto& hook : turn_end_hooks_) hook();
     }
 }

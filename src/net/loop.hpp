@@ -40,7 +40,7 @@ public:
     void modify(int fd, uint32_t interest, IoHandler* handler);
     void remove(int fd);
 
-    // Runs until stop(). Each turn: wait, dispatch readiness, run posted tasks, advance timers,
+    // Runs until stop(). Each turn: wait, advance timers, dispatch readiness, run posted tasks,
     // then the end-of-turn hooks.
     void run();
     void stop();  // from any thread

@@ -117,8 +117,11 @@ TEST_F(AppTest, ThrowingHandlerAnswers500AndServerLives) {
     app_.get("/boom-offloaded",
              [](rivet::Request&, rivet::Response&) -> void { throw std::runtime_error("boom"); })
         .offload();
+    app_.get("/boom-int", [](rivet::Request&, rivet::Response&) -> void { throw 42; }).offload();
     app_.get("/ok", [](rivet::Request&, rivet::Response& res) { res.text("ok"); });
     start();
+    EXPECT_TRUE(
+        exchange(port_, "GET /boom-int HTTP/1.1\r\nHost: x\r\n\r\n").starts_with("HTTP/1.1 500"));
     auto got = exchange(port_,
                         "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n"
                         "GET /boom-offloaded HTTP/1.1\r\nHost: x\r\n\r\n"
