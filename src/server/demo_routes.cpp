@@ -179,7 +179,8 @@ void cookies_handler(Request& req, Response& res) {
 
 void add_demo_routes(App& app, const DemoOptions& options) {
     app.get("/hello", [](Request&, Response& res) { res.text("Hello, World!"); });
-    app.get("/healthz", [](Request&, Response& res) { res.text("ok"); });
+    // GET /healthz is the App's own admin endpoint (metrics.health), so it can be turned off
+    // or moved to the admin port.
     app.get("/echo", echo_get);
     app.post("/echo", echo_post);
     auto heavy_fibonacci = [](const Request& req) {

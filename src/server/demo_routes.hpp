@@ -1,5 +1,5 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, /healthz, and the files of the root (the demo site) at /.
+// /headers, /cookies, and the files of the root (the demo site) at /.
 #pragma once
 
 #include <string>

@@ -93,7 +93,7 @@ def test_admin_endpoints_on_their_own_port(rivet):
 
 def test_admin_endpoints_can_be_turned_off(rivet, tmp_path):
     srv = rivet(args=("--threads", "1", "--workers", "1", "--no-admin"))
-    for path in ("/metrics", "/status", "/status.json"):
+    for path in ("/metrics", "/status", "/status.json", "/healthz"):
         assert srv.get(path).status == 404, path
     cfg = write_config(tmp_path / "rivet.json",
                        {"metrics": {"enabled": False, "status_page": True}})
