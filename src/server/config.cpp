@@ -1,6 +1,7 @@
 #include "server/config.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -249,6 +250,13 @@ Config default_config() {
     return c;
 }
 
+void apply_cache_options(Config& c) {
+    auto& files = c.demo.files;
+    files.cache_bytes = c.cache.enabled ? uint64_t(c.cache.max_size_mb) << 20 : 0;
+    files.cache_ttl =
+        std::chrono::milliseconds(c.cache.enabled ? uint64_t(c.cache.ttl_seconds) * 1000 : 0);
+}
+
 std::vector<std::string> apply_config_text(const std::string& text, const std::string& name,
                                            Config& config) {
     std::vector<std::string> problems;
@@ -311,8 +319,8 @@ std::vector<std::string> apply_config_text(const std::string& text, const std::s
 std::vector<std::string> apply_config_file(const std::string& path, Config& config) {
     // Plain system calls: a directory or an unreadable file must say so, not read as empty.
     auto refuse = [&](int err) {
-        return std::vector<std::string>{path + ": cannot read the configuration file: " +
-                                        std::strerror(err)};
+        return std::vector<std::string>{
+            path + ": cannot read the configuration file: " + std::strerror(err)};
     };
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return refuse(errno);

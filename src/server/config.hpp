@@ -14,11 +14,11 @@
 
 namespace rivet::server {
 
-// The static file cache's size (its user reads it; cache.* in the file).
+// The static file cache (cache.* in the file): the defaults are StaticOptions' own.
 struct CacheOptions {
     bool enabled = true;
-    size_t max_size_mb = 100;
-    unsigned ttl_seconds = 300;
+    size_t max_size_mb = 32;   // file bytes held in memory, per I/O loop
+    unsigned ttl_seconds = 1;  // an entry is trusted this long, then checked with one stat
 };
 
 struct Config {
@@ -29,6 +29,9 @@ struct Config {
 
 // The executable's defaults: the library's, plus /metrics, /status and /healthz on.
 Config default_config();
+
+// Gives the static file server the cache.* settings (disabled: nothing is trusted or held).
+void apply_cache_options(Config& config);
 
 // Applies the file at `path` on top of `config`. Returns one line per problem, each naming the
 // file, the line and the key ("rivet.json:4: server.port: expected an integer from 0 to

@@ -25,6 +25,10 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         next.run.ops.admin.admin_host != now.run.ops.admin.admin_host)
         warn("the admin listener (metrics.admin_host, metrics.admin_port)");
     if (next.demo.root != now.demo.root) warn("static.root");
+    if (next.cache.enabled != now.cache.enabled ||
+        next.cache.max_size_mb != now.cache.max_size_mb ||
+        next.cache.ttl_seconds != now.cache.ttl_seconds)
+        warn("the file cache (cache.*)");
 }
 
 }  // namespace
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
     }
     try {
         rivet::App app;
+        rivet::server::apply_cache_options(cl);
         rivet::server::add_demo_routes(app, cl.demo);
         CommandLine current = cl;
         // On the main thread, from App::run's signal loop: the loops keep serving meanwhile.

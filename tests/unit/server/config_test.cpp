@@ -117,6 +117,18 @@ TEST(Config, ProblemsNameTheFileLineAndKey) {
               0u);
 }
 
+TEST(Config, CacheSettingsReachTheStaticFiles) {
+    Config c = default_config();
+    ASSERT_TRUE(apply_config_file(fixture("seed003_config.json"), c).empty());
+    rivet::server::apply_cache_options(c);
+    EXPECT_EQ(c.demo.files.cache_bytes, 100u << 20);
+    EXPECT_EQ(c.demo.files.cache_ttl, std::chrono::seconds(300));
+    c.cache.enabled = false;
+    rivet::server::apply_cache_options(c);
+    EXPECT_EQ(c.demo.files.cache_bytes, 0u);
+    EXPECT_EQ(c.demo.files.cache_ttl.count(), 0);
+}
+
 TEST(Config, NothingIsAppliedWhenAnythingIsWrong) {
     Config c = default_config();
     auto p = apply_config_text(R"({"server": {"port": 1234, "host": "nowhere"}})", "f", c);
