@@ -317,11 +317,14 @@ void App::stop() {
 
 std::string App::reconfigure(const RunOptions& options) {
     if (!impl_->server) throw std::logic_error("the app is not running");
-    std::string problems = impl_->ops->reconfigure(options.ops);
+    OperationsOptions ops = options.ops;
+    ops.admin.admin_port = impl_->options.ops.admin.admin_port;  // the listener stays put
+    ops.admin.admin_host = impl_->options.ops.admin.admin_host;
+    std::string problems = impl_->ops->reconfigure(ops);
     engine::ServerConfig config = options.server;
     impl_->server->reconfigure(config);  // host, port and threads are kept as they are
     impl_->options.server = options.server;
-    impl_->options.ops = options.ops;
+    impl_->options.ops = ops;
     return problems;
 }
 

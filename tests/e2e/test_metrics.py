@@ -111,3 +111,17 @@ def test_file_cache_hits_and_misses(rivet):
     misses = value(f, "rivet_file_cache_misses", "rivet_file_cache_misses_total")
     assert misses >= 1 and hits >= 2, (hits, misses)
     assert srv.get("/status.json").json()["cache"]["hits"] >= hits
+
+
+def test_reload_does_not_move_the_admin_listener(rivet, tmp_path):
+    import signal
+    from ops_e2e import wait_for
+    port = free_port()
+    cfg = write_config(tmp_path / "rivet.json", {"metrics": {"admin_port": port}})
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--config", cfg))
+    write_config(cfg, {"metrics": {"admin_port": 0}})
+    srv.send_signal(signal.SIGHUP)
+    wait_for(lambda: "applied" in srv.stderr(), what="the reload")
+    assert "admin listener" in srv.stderr()  # warned: only at a restart
+    assert srv.get("/metrics").status == 404
+    assert "rivet_http_requests" in scrape(srv, port)
