@@ -128,19 +128,24 @@ def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str) -> dict:
             return rec
         rec["baseline"] = base
         # 2. Heavy closed loop and light open loop together.
-        cpu0, t0 = srv.cpu_ticks(), time.monotonic()
+        cpu0, t0, stat0 = srv.cpu_ticks(), time.monotonic(), bench.cpu_stat(None)
         res: dict = {}
         th = threading.Thread(target=lambda: res.update(h=bench.run_timed(heavy_cmd(srv.port, d), tmp / "heavy.out", d + 60)))
         th.start()
         time.sleep(0.5)  # let the heavy load fill the workers first
-        lcode, lwall, _, lerr = bench.run_timed(light_cmd(oha, srv.port, d - 1), tmp / "light.out", d + 60)
+        lcode, lwall, lcpu, lerr = bench.run_timed(light_cmd(oha, srv.port, d - 1), tmp / "light.out", d + 60)
         rec["server_threads"] = srv.threads()  # while the heavy load still runs
         th.join()
         span = time.monotonic() - t0
         if not srv.alive():
             rec["error"] = f"server died during the run (status {srv.proc.returncode})"
             return rec
-        rec["server_cpu_cores"] = round((srv.cpu_ticks() - cpu0) / bench.CLK_TCK / span, 2)
+        server_s = (srv.cpu_ticks() - cpu0) / bench.CLK_TCK
+        rec["server_cpu_cores"] = round(server_s / span, 2)
+        # What the rest of the machine took meanwhile (other people's work on a shared machine):
+        # all cores' busy time less the server's and the two load generators'.
+        busy_s = (bench.cpu_stat(None)["busy"] - stat0["busy"]) / bench.CLK_TCK
+        rec["other_cpu_cores"] = round(max(0.0, busy_s - server_s - res["h"][2] - lcpu) / span, 2)
         rec["peak_rss_bytes"] = srv.peak_rss_bytes()
         try:
             h = parse_wrk((tmp / "heavy.out").read_text(errors="replace"))
@@ -170,7 +175,7 @@ def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str) -> dict:
     return rec
 
 
-KEYS = ["heavy_rps", "heavy_p50_us", "heavy_p99_us", "hello_p50_us", "hello_p99_us", "hello_p999_us",
+KEYS = ["other_cpu_cores", "heavy_rps", "heavy_p50_us", "heavy_p99_us", "hello_p50_us", "hello_p99_us", "hello_p999_us",
         "hello_rps", "baseline_hello_p99_us", "server_cpu_cores", "peak_rss_bytes", "server_threads"]  # fmt: skip
 
 
@@ -208,14 +213,17 @@ def render(doc: dict) -> str:
     L.append(f"- Heavy: `{doc['commands']['heavy']}` (closed loop, {HEAVY_CONNECTIONS} connections). "
              f"Light: `{doc['commands']['light']}` (open loop, {LIGHT_RATE:,} req/s, latency corrected), "
              f"alone for {s['baseline_s']} s first (baseline), then during the heavy load.")  # fmt: skip
+    L.append("- \"others' CPU\": what processes other than the server and the two load generators took "
+             "meanwhile, in cores (a shared machine); where it is high, every model had less CPU than "
+             "the machine has.")
     L.append(f"- {doc['versions'].get('rivet', 'rivet ?')} at {doc['machine']['git_commit']}; "
              f"{doc['versions'].get('httplib', '')}; {doc.get('oha', '')}.")  # fmt: skip
     L.append("")
-    L.append("| model | heavy req/s | heavy p50 / p99 | /hello p99 alone | /hello p50 / p99 / p99.9 under heavy load | /hello errors | heavy errors | server CPU (cores) | threads | peak RSS |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    L.append("| model | heavy req/s | heavy p50 / p99 | /hello p99 alone | /hello p50 / p99 / p99.9 under heavy load | /hello errors | heavy errors | server CPU (cores) | others' CPU (cores) | threads | peak RSS |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in doc["models_summary"]:
         if r.get("na"):
-            L.append(f"| {r['label']} | {'needs flag' if r.get('by_design') else '**n/a** ✗'} — {report.md_cell(r['reason'], 120)} | | | | | | | | |")
+            L.append(f"| {r['label']} | {'needs flag' if r.get('by_design') else '**n/a** ✗'} — {report.md_cell(r['reason'], 120)} | | | | | | | | | |")
             continue
         g = lambda k: (r.get(k) or {}).get("median")  # noqa: E731
         p99 = r["hello_p99_us"]
@@ -223,7 +231,8 @@ def render(doc: dict) -> str:
             f"| {r['label']} | {report.fmt_range(r['heavy_rps'], ',.0f')} "
             f"| {fu(g('heavy_p50_us'))} / {fu(g('heavy_p99_us'))} | {fu(g('baseline_hello_p99_us'))} "
             f"| {fu(g('hello_p50_us'))} / **{fu(p99['median'])}** ({fu(p99['min'])}–{fu(p99['max'])}) / {fu(g('hello_p999_us'))} "
-            f"| {r['hello_errors']:,} | {r['heavy_errors']:,} | {g('server_cpu_cores'):.2f} | {g('server_threads'):.0f} "
+            f"| {r['hello_errors']:,} | {r['heavy_errors']:,} | {g('server_cpu_cores'):.2f} "
+            f"| {g('other_cpu_cores'):.2f} | {g('server_threads'):.0f} "
             f"| {report.fmt_bytes(g('peak_rss_bytes'))} |"
         )  # fmt: skip
     L.append("")

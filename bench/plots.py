@@ -133,21 +133,34 @@ def soak(doc: dict, out: Path) -> bool:
     recs = [r for r in doc.get("soaks", []) if r.get("rss_series")]
     if not recs:
         return False
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    fig, (ax, az) = plt.subplots(1, 2, figsize=(11, 3.4))
     for r in recs:
         t = [x[0] for x in r["rss_series"]]
-        v = [x[1] / 2**20 for x in r["rss_series"]]
+        v = [x[1] for x in r["rss_series"]]
         g = r.get("growth") or {}
         extra = f" ({g['growth_pct']:+.2f}% after warm-up)" if g.get("growth_pct") is not None else ""
-        ax.plot(t, v, lw=1, label=label(r["server"]) + extra, color=COLORS.get(r["server"], "#333"))
-        if g.get("baseline_s") is not None:
-            ax.axvline(g["baseline_s"], color="#999", lw=0.8, ls="--")
-    ax.set_xlabel("seconds under load", fontsize=8)
+        color = COLORS.get(r["server"], "#333")
+        ax.plot(t, [x / 2**20 for x in v], lw=1, label=label(r["server"]) + extra, color=color)
+        base = g.get("baseline_bytes") or v[0]
+        z = [(x - base) / 1024 for x in v]
+        az.plot(t, z, lw=1, label=label(r["server"]), color=color)
+        after = [y for x, y in zip(t, z) if x >= (g.get("baseline_s") or 0)]
+        if after:
+            az.set_ylim(min(after) - 16, max(after) + 16)
+        for a in (ax, az):
+            if g.get("baseline_s") is not None:
+                a.axvline(g["baseline_s"], color="#999", lw=0.8, ls="--")
     ax.set_ylabel("RSS (MiB)", fontsize=8)
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Soak: server RSS sampled every second (dashed: end of warm-up)", fontsize=9)
+    ax.set_title("RSS sampled every second (dashed: end of warm-up)", fontsize=9)
+    ax.legend(fontsize=8, loc="lower right")
+    az.set_ylabel("KiB above the RSS at the end of warm-up", fontsize=8)
+    az.set_title("the same, zoomed: change after warm-up", fontsize=9)
+    for a in (ax, az):
+        a.set_xlabel("seconds under load", fontsize=8)
+        a.tick_params(labelsize=7)
+        a.grid(alpha=0.3)
+    fig.suptitle("Soak: mixed load for " + f"{max(r['rss_series'][-1][0] for r in recs):.0f} s", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=DPI)
     plt.close(fig)
@@ -158,24 +171,26 @@ def models(doc: dict, out: Path) -> bool:
     rows = [r for r in doc.get("models_summary", []) if not r.get("na")]
     if not rows:
         return False
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
-    names = [r["label"] for r in rows]
-    x = range(len(rows))
-    a1.bar(x, [r["heavy_rps"]["median"] for r in rows], color="#d62728",
-           yerr=[[r["heavy_rps"]["median"] - r["heavy_rps"]["min"] for r in rows],
-                 [r["heavy_rps"]["max"] - r["heavy_rps"]["median"] for r in rows]], capsize=2)  # fmt: skip
-    a1.set_title("heavy route (/calc) throughput, req/s", fontsize=9)
-    a2.bar(x, [r["hello_p99_us"]["median"] / 1000 for r in rows], color="#1f77b4",
-           yerr=[[(r["hello_p99_us"]["median"] - r["hello_p99_us"]["min"]) / 1000 for r in rows],
-                 [(r["hello_p99_us"]["max"] - r["hello_p99_us"]["median"]) / 1000 for r in rows]], capsize=2)  # fmt: skip
-    a2.set_yscale("log")
-    a2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    a2.set_title("/hello p99 at a constant rate meanwhile, ms (log)", fontsize=9)
-    for a in (a1, a2):
-        a.set_xticks(list(x))
-        a.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    x = list(range(len(rows)))
+    panels = [("heavy_rps", 1.0, "heavy route (/calc) throughput, req/s", "#d62728", False),
+              ("hello_p50_us", 1e-3, "/hello p50 meanwhile, ms (log)", "#2ca02c", True),
+              ("hello_p99_us", 1e-3, "/hello p99 meanwhile, ms (log)", "#1f77b4", True)]  # fmt: skip
+    for a, (key, k, title, color, log) in zip(axes, panels):
+        med = [r[key]["median"] * k for r in rows]
+        lo = [(r[key]["median"] - r[key]["min"]) * k for r in rows]
+        hi = [(r[key]["max"] - r[key]["median"]) * k for r in rows]
+        a.bar(x, med, color=color, yerr=[lo, hi], capsize=2)
+        a.set_title(title, fontsize=9)
+        if log:
+            a.set_yscale("log")
+            a.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        a.set_xticks(x)
+        a.set_xticklabels([r["label"] for r in rows], rotation=30, ha="right", fontsize=7)
         a.tick_params(axis="y", labelsize=7)
         a.grid(axis="y", alpha=0.3, which="both")
+    fig.suptitle("Concurrency models: /calc closed loop (16 connections) + /hello at 1,000 req/s "
+                 "(open loop, latency corrected); median, whiskers min–max", fontsize=9)  # fmt: skip
     fig.tight_layout()
     fig.savefig(out, dpi=DPI)
     plt.close(fig)

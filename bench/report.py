@@ -75,7 +75,7 @@ def fmt_lat(row: dict, key: str) -> str:
     """Median latency; † when wrk printed a bogus 0 in some runs (those are left out)."""
     st = row.get(key)
     if not st:
-        return "n/a†"
+        return "—" if row.get("notes") else "n/a†"
     return fmt_us(st["median"]) + ("†" if st["n"] < row["runs"] else "")
 
 
@@ -160,6 +160,8 @@ def _summary_tables(doc: dict, mode: str, scs: list[dict]) -> list[str]:
         L.append("")
 
     def cpu(row: dict, n: str) -> str:
+        if not row.get("cpu_us_per_req"):
+            return "— (" + md_cell("; ".join(row.get("notes", [])), 60) + ")"
         c = f"{row['cpu_us_per_req']['median']:.2f}"
         if "cpu_vs_floor" in row and n != "floor":
             c += f" (×{row['cpu_vs_floor']:.2f})"
@@ -289,11 +291,14 @@ def _details(doc: dict, mode: str, scs: list[dict]) -> list[str]:
                 L.append(f"| {label(n)} | n/a — {md_cell(row['reason'])} | | | | | | | | | |")
                 continue
             vs = f"{row['cpu_vs_floor']:.2f}" if "cpu_vs_floor" in row else "n/a"
+            bpr = row.get("bytes_per_response")
+            bpr_text = f"{bpr['median']:,.0f}" if bpr else "n/a"
             L.append(
                 f"| {label(n)} | {fmt_range(row['requests_per_s'], ',.0f')} | {fmt_lat(row, 'latency_p50_us')} "
                 f"| {fmt_lat(row, 'latency_p99_us')} | {fmt_lat(row, 'latency_p999_us')} | {row['errors_total']:,} "
-                f"| {fmt_range(row['cpu_us_per_req'], '.2f')} | {vs} | {row['server_cpu_busy']['median']:.2f} cores "
-                f"| {fmt_bytes(row['peak_rss_bytes']['median'])} | {row['bytes_per_response']['median']:,.0f} |"
+                f"| {fmt_range(row.get('cpu_us_per_req'), '.2f')} | {vs} | {row['server_cpu_busy']['median']:.2f} cores "
+                f"| {fmt_bytes(row['peak_rss_bytes']['median'])} | {bpr_text} |"
+                + (f" {md_cell('; '.join(row['notes']))}" if row.get("notes") else "")
             )  # fmt: skip
         L.append("")
     if any(summ[f"{mode}:{sc['id']}"][n].get(k, {}).get("n", 0) < summ[f"{mode}:{sc['id']}"][n]["runs"]
@@ -411,3 +416,30 @@ def write_docs(sections: dict[str, str], path: Path = DOCS) -> None:
         else:
             text = text.rstrip("\n") + f"\n\n{block}\n"
     path.write_text(text)
+
+
+def main(argv: list[str]) -> int:
+    """Rewrite docs/BENCHMARKS.md sections (and plots) from a saved results file:
+    python3 bench/report.py bench/results/<file>.json [PLOT_PYTHON]"""
+    import json
+
+    if not argv:
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    path = Path(argv[0])
+    doc = json.loads(path.read_text())
+    if doc.get("kind") == "models":
+        import models
+
+        sections = {"models": models.render(doc)}
+    else:
+        sections = render(doc)
+    note = make_plots(doc, path, argv[1] if len(argv) > 1 else "", sections)
+    write_docs(sections)
+    print(f"wrote docs/BENCHMARKS.md ({', '.join(sections)}){note}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(BENCH_DIR))
+    sys.exit(main(sys.argv[1:]))

@@ -37,5 +37,11 @@ export OHA_BIN BENCH_PLOT_PYTHON
 
 args=()
 for a in "$@"; do [ "$a" = "--models" ] || args+=("$a"); done
-export BENCH_COMMAND="bash bench/run.sh${*:+ $*}${BENCH_REPS:+ (BENCH_REPS=$BENCH_REPS)}${BENCH_DURATION:+ (BENCH_DURATION=$BENCH_DURATION)}"
+# The command as the report shows it, with the settings given through the environment.
+envs=""
+for v in BENCH_REPS BENCH_DURATION BENCH_QUIET_WAIT BENCH_QUIET_BUDGET BENCH_NOISE_RETAKES BENCH_NOISE_MAX \
+         BENCH_SOAK BENCH_MANY_CONNECTIONS; do
+  [ -n "${!v:-}" ] && envs+="$v=${!v} "
+done
+export BENCH_COMMAND="${envs}bash bench/run.sh${*:+ $*}"
 exec python3 "$script" "${args[@]}"
