@@ -160,6 +160,7 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
     // Flags without a value.
     std::map<std::string, std::function<void()>> switches = {
         {"--check-config", [&] { check_config = true; }},
+        {"--inline-heavy", [&] { c.demo.inline_heavy = true; }},
         {"--no-admin",
          [&] { ops.admin.metrics = ops.admin.status_page = ops.admin.health = false; }},
     };
@@ -215,6 +216,8 @@ Options:
   --workers N       worker threads for CPU-heavy routes (default: one per core)
   --queue N         offloaded requests waiting for a worker before 503 (default 1024)
   --root DIR        document root holding the demo page index.html (default: public)
+  --inline-heavy    run /calc, /work and large /fibonacci on the I/O loops, not the workers
+                    (for comparing concurrency models; it stalls other connections)
 
 Limits and timeouts (timeouts in seconds, fractions allowed):
   --max-connections N             open connections past which accepting pauses (100000)

@@ -183,15 +183,16 @@ void add_demo_routes(App& app, const DemoOptions& options) {
     // or moved to the admin port.
     app.get("/echo", echo_get);
     app.post("/echo", echo_post);
-    auto heavy_fibonacci = [](const Request& req) {
+    const bool offload = !options.inline_heavy;
+    auto heavy_fibonacci = [offload](const Request& req) {
         auto n = fibonacci_input(req);
-        return n.value && *n.value > kInlineFibonacci;
+        return offload && n.value && *n.value > kInlineFibonacci;
     };
     app.get("/fibonacci", fibonacci_handler).offload_when(heavy_fibonacci);
     app.post("/fibonacci", fibonacci_handler).offload_when(heavy_fibonacci);
     app.post("/json", json_handler);
-    app.get("/calc", calc_handler).offload();
-    app.get("/work", work_handler).offload();
+    app.get("/calc", calc_handler).offload(offload);
+    app.get("/work", work_handler).offload(offload);
     app.get("/headers", headers_handler);
     app.get("/cookies", cookies_handler);
 

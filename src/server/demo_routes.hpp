@@ -18,6 +18,10 @@ struct DemoOptions {
         o.cache_control = "no-cache";
         return o;
     }();
+    // Runs /calc, /work and large /fibonacci on the I/O loop that read the request instead of
+    // the worker pool: one of the concurrency models bench/models.py compares. A slow handler
+    // then stalls every connection of its loop, which is what the comparison shows.
+    bool inline_heavy = false;
 };
 
 void add_demo_routes(App& app, const DemoOptions& options);

@@ -83,6 +83,34 @@ def test_offloaded_work_does_not_block_the_io_loop(rivet):
     assert fast_done < slow_done, (fast_done, slow_done)
 
 
+def test_inline_heavy_runs_handlers_on_the_io_loop(rivet):
+    # The concurrency model bench/models.py compares: with --inline-heavy the slow handler
+    # holds the only I/O loop, so /hello on another connection waits until /work is answered.
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--inline-heavy"))
+    with srv.connect(timeout=30) as slow, srv.connect(timeout=30) as fast:
+        slow.send(build_request("GET", f"/work?n={HEAVY}"))
+        time.sleep(0.05)
+        fast.send(build_request("GET", "/hello"))
+        assert fast.nothing_within(0.1), "/hello was answered while the loop ran /work"
+        r = slow.read_response()
+        assert r.status == 200 and r.json() == {"n": HEAVY, "result": work_result(HEAVY)}
+        assert fast.read_response().body == b"Hello, World!"
+
+
+def test_inline_heavy_bypasses_the_worker_queue(rivet):
+    # No worker pool in the way: a queue of 1 refuses nothing.
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--queue", "1", "--inline-heavy"))
+    conns = [srv.connect(timeout=30) for _ in range(4)]
+    try:
+        for c in conns:
+            c.send(build_request("GET", "/work?n=100000000"))
+        statuses = [c.read_response().status for c in conns]
+    finally:
+        for c in conns:
+            c.close()
+    assert statuses == [200] * 4, statuses
+
+
 def test_fibonacci_offloaded_only_above_20000(rivet):
     # One worker, busy with a long job: F(20000) is computed inline and answered at once;
     # F(20001) goes to the worker and waits behind the job, so its answer cannot come first.

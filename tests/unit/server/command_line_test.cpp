@@ -25,6 +25,15 @@ TEST(CommandLine, ValuesInBothSpellings) {
     EXPECT_EQ(cl.demo.root, "/srv");
 }
 
+TEST(CommandLine, InlineHeavyIsASwitch) {
+    EXPECT_FALSE(parse_command_line({}).demo.inline_heavy);
+    auto cl = parse_command_line({"--inline-heavy", "--port", "9000"});
+    ASSERT_EQ(cl.action, CommandLine::Action::Serve) << cl.error;
+    EXPECT_TRUE(cl.demo.inline_heavy);
+    EXPECT_EQ(cl.run.port, 9000);
+    EXPECT_EQ(parse_command_line({"--inline-heavy=yes"}).action, CommandLine::Action::Error);
+}
+
 TEST(CommandLine, ErrorsNameTheProblem) {
     struct Case {
         std::vector<std::string> args;
