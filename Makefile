@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run test unit e2e asan tsan fuzz bench bench-full bench-models format clean
+.PHONY: all setup build run test unit e2e asan tsan fuzz bench bench-smoke bench-full bench-models format clean
 
 all: build
 
@@ -29,11 +29,13 @@ unit: build
 e2e: build
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 
-# Everything CI runs: unit and end-to-end tests, the same under ASan+UBSan, the unit tests
-# (which include the framework on real sockets with workers) under TSan, and a bounded fuzz run.
+# Everything CI runs: unit and end-to-end tests, the benchmark harness's smoke run, the same
+# tests under ASan+UBSan, the unit tests (which include the framework on real sockets with
+# workers) under TSan, and a bounded fuzz run.
 test: build
 	./$(BUILD)/unit_tests
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
+	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory asan
 	$(MAKE) --no-print-directory tsan
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
@@ -60,6 +62,14 @@ fuzz: setup
 # concurrency models under CPU-heavy load (~4 min).
 bench: build
 	bash bench/run.sh
+
+# The benchmark harness checks itself (~2 min): its parsers and statistics on recorded outputs,
+# then every server in every scenario and every concurrency model once, briefly: each must start,
+# answer correctly and produce a row. Figures are not asserted; docs/ is not touched.
+bench-smoke: build
+	python3 -m pytest -q bench
+	bash bench/run.sh --smoke
+	bash bench/run.sh --models --smoke
 
 bench-full: build
 	bash bench/run.sh --full

@@ -56,13 +56,13 @@ PIPELINE_DEPTH = 16
 PROFILES = {
     "smoke": {"reps": 1, "duration_s": 1, "many": 200, "idle": 200, "openloop_s": 1,
               "fractions": (0.5,), "machine": ("hello_c100",), "machine_reps": 1,
-              "idle_reps": 1, "idle_deadline_s": 10, "soak_s": 2, "quiet_wait_s": 0, "quiet_budget_s": 0, "noise_retakes": 0},
+              "open_reps": 1, "idle_reps": 1, "idle_deadline_s": 10, "soak_s": 2, "quiet_wait_s": 0, "quiet_budget_s": 0, "noise_retakes": 0},
     "quick": {"reps": 2, "duration_s": 2, "many": 10000, "idle": 10000, "openloop_s": 3,
               "fractions": (0.5, 0.9), "machine": ("hello_c100", "hello_cMANY"),
-              "machine_reps": 2, "idle_reps": 1, "idle_deadline_s": 30, "soak_s": 0, "quiet_wait_s": 5, "quiet_budget_s": 45,
+              "machine_reps": 1, "open_reps": 1, "idle_reps": 1, "idle_deadline_s": 10, "soak_s": 0, "quiet_wait_s": 5, "quiet_budget_s": 45,
               "noise_retakes": 8},
     "full": {"reps": 3, "duration_s": 5, "many": 10000, "idle": 10000, "openloop_s": 5,
-             "fractions": (0.5, 0.9), "machine": "all", "machine_reps": 3, "idle_reps": 3,
+             "fractions": (0.5, 0.9), "machine": "all", "machine_reps": 3, "open_reps": 3, "idle_reps": 3,
              "idle_deadline_s": 60, "soak_s": 600,
              "quiet_wait_s": 10, "quiet_budget_s": 120, "noise_retakes": 16},
 }  # fmt: skip
@@ -124,6 +124,7 @@ def build_settings(args: argparse.Namespace) -> dict:
         "reps": args.reps or env_int("BENCH_REPS", p["reps"]),
         "machine_reps": args.reps or env_int("BENCH_REPS", p["machine_reps"]),
         "idle_reps": args.reps or env_int("BENCH_REPS", p["idle_reps"]),
+        "open_reps": args.reps or env_int("BENCH_REPS", p["open_reps"]),
         "idle_deadline_s": env_int("BENCH_IDLE_DEADLINE", p["idle_deadline_s"]),
         "duration_s": args.duration or env_int("BENCH_DURATION", p["duration_s"]),
         "openloop_s": args.duration or env_int("BENCH_OPENLOOP_DURATION", p["openloop_s"]),
@@ -245,24 +246,38 @@ def oha_command(s: dict, sc: dict, port: int, rate: int, oha: str) -> list[str]:
     ]  # fmt: skip
 
 
-def run_timed(cmd: list[str], out_path: Path, limit_s: float) -> tuple[int, float, float, str | None]:
-    """Run cmd with output to out_path; returns (exit code, wall s, its CPU s, error)."""
+def run_timed(cmd: list[str], out_path: Path, limit_s: float, overrun_s: float | None = None,
+              on_overrun: "callable | None" = None) -> tuple[int, float, float, str | None]:  # fmt: skip
+    """Run cmd with output to out_path; returns (exit code, wall s, its CPU s, error).
+
+    on_overrun(proc) is called once if cmd still runs after overrun_s; cmd is killed at limit_s."""
     t0 = time.monotonic()
     err = None
+    overran = False
     with open(out_path, "wb") as out:
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = t0 + limit_s
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
-            if time.monotonic() > deadline:
+            elapsed = time.monotonic() - t0
+            if on_overrun and overrun_s is not None and not overran and elapsed > overrun_s:
+                on_overrun(p)
+                overran = True
+            if elapsed > limit_s:
                 p.kill()
                 pid, status, ru = os.wait4(p.pid, 0)
                 err = f"{Path(cmd[0]).name if cmd[0] != 'taskset' else cmd[3]} did not finish in time; killed"
                 break
             time.sleep(0.05)
     return os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_utime + ru.ru_stime, err
+
+
+# wrk ends on its own at the run's duration, unless the server swamps the machine (cpp-httplib
+# at 10,000 connections: 10,000 threads polling every 10 ms leave wrk no CPU to finish). Past
+# the duration plus this grace the server is paused (SIGSTOP) so that wrk can report what it
+# measured, and resumed after; a minute more and wrk is killed.
+WRK_GRACE_S = 5
 
 
 class Measure:
@@ -305,7 +320,21 @@ def run_wrk(s: dict, sc: dict, mode: str, srv: Server, tmp: Path) -> dict:
     rec: dict = {"command": " ".join(shlex.quote(c) for c in cmd)}
     out_path = tmp / "wrk.out"
     m = Measure(s, mode, srv)
-    code, wall, gen_cpu, err = run_timed(cmd, out_path, sc["duration_s"] + 60)
+    d = sc["duration_s"]
+    paused: list[float] = []
+
+    def pause_server(_: subprocess.Popen) -> None:
+        paused.append(time.monotonic() - m.t0)
+        srv.pause()
+
+    try:
+        code, wall, gen_cpu, err = run_timed(cmd, out_path, d + 60, d + WRK_GRACE_S, pause_server)
+    finally:
+        if paused:
+            srv.resume()
+    if paused:
+        rec["paused_server"] = (f"wrk was still running {paused[0]:.0f} s after starting a {d} s run "
+                                f"(the server left it no CPU): the server was paused until wrk reported")  # fmt: skip
     text = out_path.read_text(errors="replace")
     rec.update(wrk_exit=code, wrk_output=text, wall_s=round(wall, 3))
     if err:
@@ -323,6 +352,8 @@ def run_wrk(s: dict, sc: dict, mode: str, srv: Server, tmp: Path) -> dict:
         # (checked after the run): it completed nothing within the run's time.
         rec["note"] = (f"completed no request in {sc['duration_s']} s "
                        f"({w['socket_errors']['timeout']:,} timeouts, {w['errors']:,} errors)")  # fmt: skip
+    if paused:
+        rec["note"] = rec.get("note", "") + ("; " if rec.get("note") else "") + rec["paused_server"]
     rec["cpu_us_per_req"] = rec["server_cpu_s"] * 1e6 / w["requests"] if w["requests"] else None
     rec["requests_per_s"] = w["requests_per_s"]
     for k in ("latency_p50_us", "latency_p99_us", "latency_p999_us"):
@@ -337,6 +368,7 @@ def run_open(s: dict, sc: dict, mode: str, srv: Server, tmp: Path, rate: int, oh
     rec: dict = {"command": " ".join(shlex.quote(c) for c in cmd), "target_rps": rate}
     out_path = tmp / "oha.out"
     m = Measure(s, mode, srv)
+    d = sc["duration_s"]
     code, wall, gen_cpu, err = run_timed(cmd, out_path, sc["duration_s"] + 60)
     text = out_path.read_text(errors="replace")
     rec.update(oha_exit=code, wall_s=round(wall, 3))
@@ -630,6 +662,8 @@ def describe(rec: dict) -> str:
 def reps_for(s: dict, mode: str, sc: dict) -> int:
     if sc["kind"] == "idle":
         return s["idle_reps"]
+    if sc["kind"] == "open":
+        return s.get("open_reps", s["reps"])
     return s["reps"] if mode == "percore" else s["machine_reps"]
 
 

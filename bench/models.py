@@ -103,7 +103,9 @@ def heavy_cmd(port: int, d: int) -> list[str]:
             f"http://127.0.0.1:{port}{HEAVY_PATH}"]  # fmt: skip
 
 
-def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str) -> dict:
+def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str | None) -> dict:
+    """One run of model `m`. Without oha (only allowed for --smoke) the light load is skipped:
+    the run still proves that the server started, answered both routes and survived."""
     rec: dict = {"model": m["id"], "rep": rep}
     q = bench.wait_quiet(None, max(0.0, min(s["quiet_wait_s"], s["quiet_budget_s"] - fleet.quiet_waited)))
     fleet.quiet_waited += q["waited_s"]
@@ -120,20 +122,24 @@ def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str) -> dict:
             return rec
         d = s["duration_s"]
         # 1. /hello alone: the baseline.
-        code, wall, _, err = bench.run_timed(light_cmd(oha, srv.port, s["baseline_s"]), tmp / "light0.out", s["baseline_s"] + 60)
-        try:
-            base = parse_oha((tmp / "light0.out").read_text(errors="replace"))
-        except OhaOutputError as e:
-            rec["error"] = f"oha (baseline): {e}"
-            return rec
-        rec["baseline"] = base
+        base = None
+        if oha:
+            bench.run_timed(light_cmd(oha, srv.port, s["baseline_s"]), tmp / "light0.out", s["baseline_s"] + 60)
+            try:
+                base = parse_oha((tmp / "light0.out").read_text(errors="replace"))
+            except OhaOutputError as e:
+                rec["error"] = f"oha (baseline): {e}"
+                return rec
+            rec["baseline"] = base
         # 2. Heavy closed loop and light open loop together.
         cpu0, t0, stat0 = srv.cpu_ticks(), time.monotonic(), bench.cpu_stat(None)
         res: dict = {}
         th = threading.Thread(target=lambda: res.update(h=bench.run_timed(heavy_cmd(srv.port, d), tmp / "heavy.out", d + 60)))
         th.start()
         time.sleep(0.5)  # let the heavy load fill the workers first
-        lcode, lwall, lcpu, lerr = bench.run_timed(light_cmd(oha, srv.port, d - 1), tmp / "light.out", d + 60)
+        lcpu = 0.0
+        if oha:
+            _, _, lcpu, _ = bench.run_timed(light_cmd(oha, srv.port, d - 1), tmp / "light.out", d + 60)
         rec["server_threads"] = srv.threads()  # while the heavy load still runs
         th.join()
         span = time.monotonic() - t0
@@ -149,22 +155,23 @@ def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str) -> dict:
         rec["peak_rss_bytes"] = srv.peak_rss_bytes()
         try:
             h = parse_wrk((tmp / "heavy.out").read_text(errors="replace"))
-            light = parse_oha((tmp / "light.out").read_text(errors="replace"))
+            light = parse_oha((tmp / "light.out").read_text(errors="replace")) if oha else None
         except (WrkOutputError, OhaOutputError) as e:
             rec["error"] = f"load output: {e}"
             return rec
         rec["heavy"] = h
-        rec["light"] = light
         rec["heavy_rps"] = h["requests_per_s"]
         rec["heavy_errors"] = h["errors"]
         rec["heavy_p50_us"] = h["latency_p50_us"]
         rec["heavy_p99_us"] = h["latency_p99_us"]
-        rec["hello_p50_us"] = light["latency_percentiles_us"].get("50")
-        rec["hello_p99_us"] = light["latency_percentiles_us"].get("99")
-        rec["hello_p999_us"] = light["latency_percentiles_us"].get("99.9")
-        rec["hello_rps"] = light["requests_per_s"]
-        rec["hello_errors"] = light["errors"]
-        rec["baseline_hello_p99_us"] = base["latency_percentiles_us"].get("99")
+        if light and base:
+            rec["light"] = light
+            rec["hello_p50_us"] = light["latency_percentiles_us"].get("50")
+            rec["hello_p99_us"] = light["latency_percentiles_us"].get("99")
+            rec["hello_p999_us"] = light["latency_percentiles_us"].get("99.9")
+            rec["hello_rps"] = light["requests_per_s"]
+            rec["hello_errors"] = light["errors"]
+            rec["baseline_hello_p99_us"] = base["latency_percentiles_us"].get("99")
         err, _ = checks.check(srv.port, "hello")
         if err:
             rec["error"] = f"wrong answer after the run: {err}"
@@ -198,7 +205,7 @@ def summarize(models: list[dict], runs: list[dict]) -> list[dict]:
             if st:
                 row[k] = st
         row["heavy_errors"] = sum(r["heavy_errors"] for r in rs)
-        row["hello_errors"] = sum(r["hello_errors"] for r in rs)
+        row["hello_errors"] = sum(r.get("hello_errors", 0) for r in rs)
         row["runs"] = len(rs)
         out.append(row)
     return out
@@ -226,7 +233,13 @@ def render(doc: dict) -> str:
             L.append(f"| {r['label']} | {'needs flag' if r.get('by_design') else '**n/a** ✗'} — {report.md_cell(r['reason'], 120)} | | | | | | | | | |")
             continue
         g = lambda k: (r.get(k) or {}).get("median")  # noqa: E731
-        p99 = r["hello_p99_us"]
+        p99 = r.get("hello_p99_us")
+        if not p99:  # a smoke run without oha: no light load
+            L.append(f"| {r['label']} | {report.fmt_range(r['heavy_rps'], ',.0f')} "
+                     f"| {fu(g('heavy_p50_us'))} / {fu(g('heavy_p99_us'))} | n/a (no oha) | n/a (no oha) | | "
+                     f"{r['heavy_errors']:,} | {g('server_cpu_cores'):.2f} | {g('other_cpu_cores'):.2f} "
+                     f"| {g('server_threads'):.0f} | {report.fmt_bytes(g('peak_rss_bytes'))} |")  # fmt: skip
+            continue
         L.append(
             f"| {r['label']} | {report.fmt_range(r['heavy_rps'], ',.0f')} "
             f"| {fu(g('heavy_p50_us'))} / {fu(g('heavy_p99_us'))} | {fu(g('baseline_hello_p99_us'))} "
@@ -271,9 +284,11 @@ def main(argv: list[str]) -> int:
         "quiet_wait_s": 0 if args.smoke else 10, "quiet_budget_s": 0 if args.smoke else 60,
         "cores": len(os.sched_getaffinity(0)),
     }  # fmt: skip
-    oha = args.oha
-    if not oha or not os.access(oha, os.X_OK):
+    oha = args.oha if args.oha and os.access(args.oha, os.X_OK) else None
+    if not oha and not args.smoke:
         raise SystemExit("models: oha not found (bash bench/tools.sh builds it)")
+    if not oha:
+        log("models: no oha (bash bench/tools.sh builds it): smoke run without the /hello load")
     now = dt.datetime.now(dt.timezone.utc)
     results_file = f"{now.strftime('%Y%m%dT%H%M%SZ')}-models{'-smoke' if args.smoke else ''}.json"
     t_start = time.monotonic()
@@ -300,8 +315,8 @@ def main(argv: list[str]) -> int:
                     log(f"[{i}/{total}] {m['id']} rep {rep}: FAILED: {rec['error']}")
                 else:
                     log(f"[{i}/{total}] {m['id']} rep {rep}: heavy {rec['heavy_rps']:,.0f} req/s "
-                        f"({rec['heavy_errors']} errors); /hello p99 {report.fmt_us(rec['hello_p99_us'])} "
-                        f"(alone {report.fmt_us(rec['baseline_hello_p99_us'])}); server {rec['server_cpu_cores']} cores")  # fmt: skip
+                        f"({rec['heavy_errors']} errors); /hello p99 {report.fmt_us(rec.get('hello_p99_us'))} "
+                        f"(alone {report.fmt_us(rec.get('baseline_hello_p99_us'))}); server {rec['server_cpu_cores']} cores")  # fmt: skip
         server_commands = {m["id"]: fleet.command_template(m["server"], "machine", m.get("rivet")) for m in models}
         versions = dict(fleet.versions)
     doc = {
@@ -311,7 +326,7 @@ def main(argv: list[str]) -> int:
         "settings": s,
         "machine": bench.machine_info(Path(args.rivet)),
         "versions": versions,
-        "oha": run_text([oha, "--version"]),
+        "oha": run_text([oha, "--version"]) if oha else "no oha",
         "commands": {"heavy": " ".join(heavy_cmd(0, s["duration_s"])).replace(":0/", ":$PORT/").replace(str(REPO) + "/", ""),
                      "light": " ".join(light_cmd("oha", 0, s["duration_s"])).replace(":0/", ":$PORT/")},  # fmt: skip
         "server_commands": server_commands,

@@ -257,6 +257,13 @@ class Server:
     def threads(self) -> int:
         return sum(proc_threads(p) for p in self.tree())
 
+    def pause(self) -> None:
+        """SIGSTOP every process of the server (it runs in a session of its own)."""
+        os.killpg(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.killpg(self.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         if not self.proc:
             return

@@ -215,6 +215,7 @@ def _open_loop(doc: dict, mode: str, scs: list[dict]) -> list[str]:
              "req/s in the 100-connection /hello scenario above), whether or not earlier answers have "
              "come back; `--latency-correction` measures each latency from the moment the request was "
              "due, so a stall counts against every request it delays (no coordinated omission). "
+             f"{doc['settings'].get('open_reps', doc['settings']['reps'])} run(s) per server and rate. "
              f"`{doc['load_commands'].get(f'{mode}:' + opens[0]['id'], '')}`")  # fmt: skip
     L.append("")
     L.append("| load | server | target req/s | achieved | p50 | p90 | p99 | p99.9 | p99.99 | errors | CPU µs/req |")
