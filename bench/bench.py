@@ -44,7 +44,7 @@ import checks  # noqa: E402
 import report  # noqa: E402
 import stats  # noqa: E402
 from oha_output import OhaOutputError, parse as parse_oha  # noqa: E402
-from peers import SERVERS, STATIC_FILES, Fleet, Server, log, run_text  # noqa: E402
+from peers import KNOWN_SERVERS, SERVERS, STATIC_FILES, Fleet, Server, log, run_text  # noqa: E402
 from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
 RESULTS = BENCH_DIR / "results"
@@ -149,8 +149,8 @@ def build_settings(args: argparse.Namespace) -> dict:
         "cores": len(os.sched_getaffinity(0)),
     }
     for name in s["servers"]:
-        if name not in SERVERS:
-            raise SystemExit(f"unknown server {name!r} (known: {', '.join(SERVERS)})")
+        if name not in KNOWN_SERVERS:
+            raise SystemExit(f"unknown server {name!r} (known: {', '.join(KNOWN_SERVERS)})")
     for m in s["modes"]:
         if m not in ("percore", "machine"):
             raise SystemExit(f"unknown mode {m!r} (percore, machine)")
@@ -773,7 +773,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--full", action="store_true", help="bench-full: 3 × 5 s runs, all scenarios both modes, soak")
     ap.add_argument("--reps", type=int, help="runs per server per scenario (BENCH_REPS)")
     ap.add_argument("--duration", type=int, help="seconds per load run (BENCH_DURATION)")
-    ap.add_argument("--servers", help=f"comma-separated subset of {','.join(SERVERS)}")
+    ap.add_argument("--servers", help=f"comma-separated subset of {','.join(KNOWN_SERVERS)} "
+                    "(rivet_base: the build RIVET_BASE_BIN names, for before/after figures)")
     ap.add_argument("--modes", help="percore,machine (default both)")
     ap.add_argument("--scenarios", help="comma-separated scenario ids or prefixes (hello,pipeline16,close,"
                                         "static,echo,json,idle,open50,open90,soak)")  # fmt: skip

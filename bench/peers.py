@@ -39,6 +39,9 @@ STATIC_FILES = {"1k.txt": 1024, "100k.txt": 100 * 1024}
 ALL_FEATURES = ("hello", "pipeline", "close", "static", "echo", "json")
 UNSUPPORTED = {
     "rivet": {},
+    # Another build of rivet (RIVET_BASE_BIN) beside this one, for before/after figures of a
+    # change from one interleaved run; only when asked for (--servers rivet,rivet_base,...).
+    "rivet_base": {},
     "nginx": {
         "echo": "nginx-light cannot send a request body back without a backend or a module",
         "json": "nginx-light has no scripting to compute a JSON answer",
@@ -60,7 +63,8 @@ UNSUPPORTED = {
         "json": "the floor answers only /hello",
     },
 }
-SERVERS = tuple(UNSUPPORTED)
+KNOWN_SERVERS = tuple(UNSUPPORTED)
+SERVERS = tuple(n for n in UNSUPPORTED if n != "rivet_base")  # the default set
 # Helper processes a server forks that do no serving (h2o's crash-report helper).
 IGNORED_CHILDREN = {"h2o": {"perl"}}
 
@@ -336,6 +340,13 @@ class Fleet:
                 self.setup_errors["rivet"] = f"{self.rivet_bin} not found (build it: make build)"
             else:
                 self.versions["rivet"] = run_text([str(self.rivet_bin), "--version"])
+        if "rivet_base" in names:
+            self.rivet_base_bin = os.environ.get("RIVET_BASE_BIN", "")
+            if not self.rivet_base_bin or not os.access(self.rivet_base_bin, os.X_OK):
+                self.setup_errors["rivet_base"] = "set RIVET_BASE_BIN to the rivet binary to compare with"
+            else:
+                self.versions["rivet_base"] = (run_text([self.rivet_base_bin, "--version"])
+                                               + f" (base: {self.rivet_base_bin})")  # fmt: skip
         for name, binary, vflag in (("nginx", "nginx", "-v"), ("h2o", "h2o", "--version"),
                                     ("lighttpd", "lighttpd", "-v")):  # fmt: skip
             if name not in names:
@@ -414,10 +425,10 @@ class Fleet:
         whole = mode == "machine"
         pin = [] if whole else ["taskset", "-c", str(self.s["server_cpu"])]
         n = str(self.cores if whole else 1)
-        if name == "rivet":
+        if name in ("rivet", "rivet_base"):
             r = rivet or {}
             return pin + [
-                str(self.rivet_bin), "--port", str(port), "--bind", "127.0.0.1",
+                str(self.rivet_bin if name == "rivet" else self.rivet_base_bin), "--port", str(port), "--bind", "127.0.0.1",
                 "--threads", str(r.get("threads", n)), "--workers", str(r.get("workers", 1)),
                 "--root", str(self.root),
             ] + list(r.get("flags", []))  # fmt: skip

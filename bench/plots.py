@@ -27,8 +27,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 COLORS = {"rivet": "#d62728", "nginx": "#2ca02c", "h2o": "#1f77b4", "lighttpd": "#ff7f0e",
-          "httplib": "#9467bd", "floor": "#7f7f7f"}  # fmt: skip
-LABELS = {"httplib": "cpp-httplib"}
+          "httplib": "#9467bd", "floor": "#7f7f7f", "rivet_base": "#e377c2"}  # fmt: skip
+LABELS = {"httplib": "cpp-httplib", "rivet_base": "rivet (base)"}
 DPI = 110
 
 

@@ -19,7 +19,7 @@ DOCS = REPO / "docs" / "BENCHMARKS.md"
 IMG = REPO / "docs" / "img"
 
 SERVER_LABELS = {"rivet": "rivet", "nginx": "nginx", "h2o": "h2o", "lighttpd": "lighttpd",
-                 "httplib": "cpp-httplib", "floor": "floor"}  # fmt: skip
+                 "httplib": "cpp-httplib", "floor": "floor", "rivet_base": "rivet (base)"}  # fmt: skip
 MODE_TITLES = {"percore": "Per core", "machine": "Whole machine"}
 
 
