@@ -92,11 +92,13 @@ void Connection::on_readable() {
             std::string().swap(in_);
         }
         n = read(fd_, shared + tail, IoThread::kReadBufferSize - tail);
+        if (n >= 0 && size_t(n) < IoThread::kReadBufferSize - tail) drained_turn_ = owner_.loop().turn();
         if (n <= 0 && tail > 0) in_.assign(shared, tail);  // nothing new: keep what we had
     } else {
         size_t old = in_.size();
         in_.resize(old + IoThread::kReadBufferSize);
         n = read(fd_, in_.data() + old, IoThread::kReadBufferSize);
+        if (n >= 0 && size_t(n) < IoThread::kReadBufferSize) drained_turn_ = owner_.loop().turn();
         in_.resize(old + size_t(n > 0 ? n : 0));
     }
     if (n < 0) {

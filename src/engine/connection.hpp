@@ -112,10 +112,11 @@ private:
     uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
     uint8_t peer_bytes_[16] = {};
 
-    uint64_t head_started_ms_ = 0;
-    uint64_t write_progress_ms_ = 0;  // when a write last moved bytes (write timeout)  // when the
-                                      // first byte of the current request head arrived
+    uint64_t head_started_ms_ = 0;    // when the first byte of the current request head arrived
+    uint64_t write_progress_ms_ = 0;  // when a write last moved bytes (write timeout)
     uint32_t served_ = 0;
+    // The loop turn whose read took all the socket held (a short read); 0: none yet.
+    uint32_t drained_turn_ = 0;
     uint8_t interest_ = 0;
     bool closing_ = false;  // answer no more requests; close once the output drains
     bool peer_eof_ = false;

@@ -162,9 +162,14 @@ void Connection::on_timeout() {
 
 void Connection::begin_close() {
     if (peer_eof_) return close_now();
-    int unread = 0;
-    ioctl(fd_, FIONREAD, &unread);  // input the kernel holds that we never read
-    if (!discarded_input_ && in_.empty() && unread == 0) return close_now();
+    if (!discarded_input_ && in_.empty()) {
+        // A read in this very turn that did not fill the buffer emptied the socket, as nginx
+        // reasons too; after a turn (a long answer) more may have come: ask the kernel.
+        int unread = 0;
+        if (drained_turn_ == owner_.loop().turn() ||
+            (ioctl(fd_, FIONREAD, &unread) == 0 && unread == 0))
+            return close_now();
+    }
     // Unread input is still arriving: closing now would answer it with a RST that can destroy
     // the response we just sent. Shut our side, read and drop until the client closes.
     shutdown(fd_, SHUT_WR);
@@ -187,7 +192,7 @@ void Connection::close_now() {
     if (closed_) return;
     closed_ = true;
     owner_.loop().timers().cancel(*this);
-    owner_.loop().remove(fd_);
+    // No EPOLL_CTL_DEL: the socket is never duplicated, so closing it drops its registration.
     ::close(fd_);
     owner_.connection_closed(this);
 }

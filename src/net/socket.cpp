@@ -29,6 +29,9 @@ int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int back
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+        // Linux copies TCP_NODELAY to every connection accepted from this socket: one
+        // setsockopt here instead of one per connection.
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, backlog) < 0) {
             err = errno;
             close(fd);
@@ -74,10 +77,7 @@ int accept_connection(int listen_fd, PeerAddress* peer) {
     socklen_t len = sizeof peer->addr;
     int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer->addr), &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return -1;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
+    return fd;  // TCP_NODELAY comes with it from the listening socket
 }
 
 }  // namespace rivet::net

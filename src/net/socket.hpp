@@ -10,7 +10,8 @@
 
 namespace rivet::net {
 
-// Opens a non-blocking TCP listening socket on host:port ("0.0.0.0", "::", "127.0.0.1", ...).
+// Opens a non-blocking TCP listening socket on host:port ("0.0.0.0", "::", "127.0.0.1", ...),
+// with TCP_NODELAY, which the connections accepted from it inherit.
 // With `reuse_port`, several sockets may bind the same address and the kernel spreads incoming
 // connections over them. Throws std::runtime_error naming the address on failure.
 int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int backlog = 4096);
@@ -29,7 +30,7 @@ struct PeerAddress {
     std::string to_string() const;  // "127.0.0.1" or "::1"
 };
 
-// Accepts one pending connection: non-blocking, close-on-exec, TCP_NODELAY set.
+// Accepts one pending connection: non-blocking, close-on-exec, TCP_NODELAY (from the listener).
 // Returns the fd, or -1 with errno (EAGAIN when none is pending).
 int accept_connection(int listen_fd, PeerAddress* peer);
 
