@@ -127,7 +127,10 @@ private:
     bool awaiting_body_ = false;    // in_ holds a complete head whose body is still arriving
     bool discarded_input_ = false;  // unread request bytes were dropped: close must linger
     bool closed_ = false;
-    uint8_t file_pieces_this_turn_ = 0;
+    // File pieces or stream pumps sent in this flush; past kBodyPiecesPerTurn the body waits for
+    // the next writable turn, so one large answer cannot hold the loop.
+    static constexpr uint8_t kBodyPiecesPerTurn = 4;
+    uint8_t body_pieces_this_turn_ = 0;
 };
 
 }  // namespace rivet::engine

@@ -46,6 +46,9 @@ void Connection::flush() {
             continue;
         }
         if (!pending_ || !pending_->stream) break;
+        // A producer slower than its reader never fills the socket: without this cap the
+        // loop would pump it forever and serve no other connection.
+        if (body_pieces_this_turn_++ >= kBodyPiecesPerTurn) break;
         try {
             pump_stream();
         } catch (...) {
@@ -78,7 +81,7 @@ bool Connection::send_file_piece() {
     f.offset += uint64_t(n);
     write_progress_ms_ = owner_.loop().now_ms();
     f.length -= uint64_t(n);
-    if (f.length > 0) return size_t(n) == kPiece && ++file_pieces_this_turn_ < 4;
+    if (f.length > 0) return size_t(n) == kPiece && ++body_pieces_this_turn_ < kBodyPiecesPerTurn;
     pending_->file = {};
     if (pending_->body_ends_connection) closing_ = true;
     release_ready_slots();
@@ -87,7 +90,7 @@ bool Connection::send_file_piece() {
 
 void Connection::after_flush() {
     if (closed_) return;
-    file_pieces_this_turn_ = 0;
+    body_pieces_this_turn_ = 0;
     bool owes = this->owes();
     if (out_.empty() && !owes && (closing_ || peer_eof_)) return begin_close();
     if (out_.empty() && !owes && in_.empty() && owner_.draining()) return begin_close();
@@ -122,7 +125,7 @@ void Connection::resume_reading() {
 void Connection::update_interest() {
     uint8_t want = 0;
     if (lingering_ || (!reading_paused_ && !peer_eof_ && !closing_)) want |= net::kReadable;
-    if (!out_.empty() || (pending_ && pending_->file.file)) want |= net::kWritable;
+    if (!out_.empty() || sending_body()) want |= net::kWritable;
     if (want != interest_) {
         interest_ = want;
         owner_.loop().modify(fd_, want, this);

@@ -68,11 +68,11 @@ std::string exchange(uint16_t port, const std::string& request, int responses = 
 
 class AppTest : public ::testing::Test {
 protected:
-    void start() {
+    void start(unsigned threads = 2) {
         rivet::RunOptions options;
         options.host = "127.0.0.1";
         options.port = 0;
-        options.threads = 2;
+        options.threads = threads;
         options.workers = 2;
         options.quiet = true;
         port_ = app_.start(options);
@@ -190,6 +190,49 @@ TEST_F(AppTest, StreamedBodyIsChunkedAndComplete) {
     EXPECT_EQ(old.find("Transfer-Encoding"), std::string::npos);
     EXPECT_NE(old.find("Connection: close"), std::string::npos);
     EXPECT_NE(old.find("line 999\n"), std::string::npos);
+}
+
+TEST_F(AppTest, AnEndlessStreamDoesNotHoldItsLoop) {
+    // The producer is slower than its reader, so the socket never fills and send() never says
+    // EAGAIN: only the per-turn cap lets the one loop serve another connection.
+    app_.get("/endless", [](rivet::Request&, rivet::Response& res) {
+        res.stream(
+            [](std::string& out) {
+                auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+                while (std::chrono::steady_clock::now() < until) {
+                }
+                out.assign(1024, 'x');
+                return true;
+            },
+            "application/octet-stream");
+    });
+    app_.get("/hello", [](rivet::Request&, rivet::Response& res) { res.text("hello"); });
+    start(1);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port_);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    std::string request = "GET /endless HTTP/1.1\r\nHost: x\r\n\r\n";
+    send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    std::atomic<size_t> received{0};
+    std::thread reader([&] {
+        char buf[65536];
+        for (;;) {
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) return;
+            received += size_t(n);
+        }
+    });
+    for (int i = 0; i < 500 && received < (1u << 20); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_GE(received.load(), 1u << 20) << "the stream did not flow";
+    auto got = exchange(port_, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_TRUE(got.ends_with("\r\n\r\nhello")) << "the stream held the loop: " << got;
+    shutdown(fd, SHUT_RDWR);  // the stream then fails to send and its connection closes
+    reader.join();
+    close(fd);
 }
 
 TEST_F(AppTest, FileBodiesGoOutWithSendfileInOrder) {
