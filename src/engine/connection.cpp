@@ -275,7 +275,7 @@ std::string& Connection::output() {
 
 bool Connection::should_pause() const {
     // Answers made in this read sit in the loop's write buffer until the flush: they count.
-    size_t unsent = out_.empty() ? owner_.write_buffer().size() : out_.size();
+    size_t unsent = out_.empty() ? owner_.write_buffer().size() : out_.size() - out_sent_;
     if (unsent > owner_.config().output_high_water) return true;
     return sending_body() || (pending_ && pending_->slots.size() >= owner_.config().max_pipelined);
 }

@@ -85,6 +85,7 @@ private:
     uint64_t id_;
     std::string in_;   // unfinished request bytes (empty while idle)
     std::string out_;  // unsent response bytes (empty while idle)
+    size_t out_sent_ = 0;  // bytes at the front of out_ already sent
 
     // Requests answered out of order wait here (only while a deferred response is outstanding).
     struct Slot {

@@ -17,15 +17,25 @@ void Connection::flush() {
     std::string& shared = owner_.write_buffer();
     for (;;) {
         if (!out_.empty()) {
-            ssize_t n = send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL);
+            ssize_t n = send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
             if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR) break;
                 return close_now();
             }
             LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
             if (n > 0) write_progress_ms_ = owner_.loop().now_ms();
-            out_.erase(0, size_t(n));
-            if (!out_.empty()) break;
+            out_sent_ += size_t(n);
+            if (out_sent_ < out_.size()) {
+                // Sent bytes go in bulk once they are the larger part: each byte is moved at
+                // most once on average, however small the writes the socket takes.
+                if (out_sent_ > out_.size() / 2) {
+                    out_.erase(0, out_sent_);
+                    out_sent_ = 0;
+                }
+                break;
+            }
+            out_.clear();
+            out_sent_ = 0;
         } else if (!shared.empty()) {
             ssize_t n = send(fd_, shared.data(), shared.size(), MSG_NOSIGNAL);
             if (n < 0 && errno != EAGAIN && errno != EINTR) {
