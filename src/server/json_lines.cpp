@@ -47,7 +47,8 @@ std::map<std::string, int> json_key_lines(std::string_view text) {
         if (stack.empty() || stack.back().object) return;
         Level& l = stack.back();
         path.resize(l.path_len);
-        path += "/" + std::to_string(l.index);
+        path += '/';
+        path += std::to_string(l.index);
         lines.emplace(path, line);
     };
     bool in_value = false;  // a scalar of the current array element has been seen
@@ -68,7 +69,8 @@ std::map<std::string, int> json_key_lines(std::string_view text) {
                 // Keys are matched as written; an escaped key is rare enough in a configuration
                 // file to be matched by its raw spelling only.
                 path.resize(stack.back().path_len);
-                path += "/" + pointer_token(raw);
+                path += '/';
+                path += pointer_token(raw);
                 lines.emplace(path, line);
                 stack.back().expect_key = false;
             } else if (!in_value) {

@@ -107,7 +107,8 @@ TEST(ChunkedDecoder, ParsesAndIgnoresExtensions) {
     for (const char* ext : {";a", ";a=b", ";a;b;c", ";a=\"quoted\"", ";a=\"q; \\\"x\\\\\" ;b",
                             "; a", ";\ta", ";a = b", ";a=\tb", ";a ;b", ";a=b ;c", ";a=\"\"",
                             ";a=\"\xc3\xa9\"", ";!#$%&'*+-.^_`|~"}) {
-        const std::string in = "3" + std::string(ext) + "\r\nabc\r\n0" + ext + "\r\n\r\n";
+        std::string in = "3";
+        in.append(ext).append("\r\nabc\r\n0").append(ext).append("\r\n\r\n");
         expect_body(in, "abc");
     }
 }

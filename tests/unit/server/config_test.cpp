@@ -20,7 +20,9 @@ std::string fixture(const char* name) {
 std::string only_problem(const std::string& text) {
     Config c = default_config();
     auto problems = apply_config_text(text, "f.json", c);
-    return problems.size() == 1 ? problems[0] : "(" + std::to_string(problems.size()) + ")";
+    if (problems.size() == 1) return problems[0];
+    std::string count = "(";
+    return count.append(std::to_string(problems.size())).append(")");
 }
 
 }  // namespace
