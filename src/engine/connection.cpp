@@ -77,6 +77,11 @@ void Connection::on_readable() {
         return;
     }
     if (reading_paused_ || peer_eof_) return;
+    // What the read below learns about the socket holds only until this call returns.
+    struct Forget {
+        bool& drained;
+        ~Forget() { drained = false; }
+    } forget{input_drained_};
 
     // A short unfinished tail moves back into the shared buffer and the read lands behind it,
     // so the common case (a request split across two reads) costs one small copy and leaves the
@@ -92,13 +97,13 @@ void Connection::on_readable() {
             std::string().swap(in_);
         }
         n = read(fd_, shared + tail, IoThread::kReadBufferSize - tail);
-        if (n >= 0 && size_t(n) < IoThread::kReadBufferSize - tail) drained_turn_ = owner_.loop().turn();
+        input_drained_ = n >= 0 && size_t(n) < IoThread::kReadBufferSize - tail;
         if (n <= 0 && tail > 0) in_.assign(shared, tail);  // nothing new: keep what we had
     } else {
         size_t old = in_.size();
         in_.resize(old + IoThread::kReadBufferSize);
         n = read(fd_, in_.data() + old, IoThread::kReadBufferSize);
-        if (n >= 0 && size_t(n) < IoThread::kReadBufferSize) drained_turn_ = owner_.loop().turn();
+        input_drained_ = n >= 0 && size_t(n) < IoThread::kReadBufferSize;
         in_.resize(old + size_t(n > 0 ? n : 0));
     }
     if (n < 0) {

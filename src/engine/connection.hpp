@@ -116,8 +116,6 @@ private:
     uint64_t head_started_ms_ = 0;    // when the first byte of the current request head arrived
     uint64_t write_progress_ms_ = 0;  // when a write last moved bytes (write timeout)
     uint32_t served_ = 0;
-    // The loop turn whose read took all the socket held (a short read); 0: none yet.
-    uint32_t drained_turn_ = 0;
     uint8_t interest_ = 0;
     bool closing_ = false;  // answer no more requests; close once the output drains
     bool peer_eof_ = false;
@@ -127,11 +125,13 @@ private:
     bool reading_paused_ = false;
     bool awaiting_body_ = false;    // in_ holds a complete head whose body is still arriving
     bool discarded_input_ = false;  // unread request bytes were dropped: close must linger
+    // While on_readable() runs: its read took all the socket held (a short read).
+    bool input_drained_ = false;
     bool closed_ = false;
-    // File pieces or stream pumps sent in this flush; past kBodyPiecesPerTurn the body waits for
-    // the next writable turn, so one large answer cannot hold the loop.
-    static constexpr uint8_t kBodyPiecesPerTurn = 4;
-    uint8_t body_pieces_this_turn_ = 0;
+    // File pieces or stream pumps sent in this flush; past kBodyPiecesPerFlush the body waits
+    // for the next writable event, so one large answer cannot hold the loop.
+    static constexpr uint8_t kBodyPiecesPerFlush = 4;
+    uint8_t body_pieces_this_flush_ = 0;
 };
 
 }  // namespace rivet::engine

@@ -58,7 +58,7 @@ void Connection::flush() {
         if (!pending_ || !pending_->stream) break;
         // A producer slower than its reader never fills the socket: without this cap the
         // loop would pump it forever and serve no other connection.
-        if (body_pieces_this_turn_++ >= kBodyPiecesPerTurn) break;
+        if (body_pieces_this_flush_++ >= kBodyPiecesPerFlush) break;
         try {
             pump_stream();
         } catch (...) {
@@ -91,7 +91,7 @@ bool Connection::send_file_piece() {
     f.offset += uint64_t(n);
     write_progress_ms_ = owner_.loop().now_ms();
     f.length -= uint64_t(n);
-    if (f.length > 0) return size_t(n) == kPiece && ++body_pieces_this_turn_ < kBodyPiecesPerTurn;
+    if (f.length > 0) return size_t(n) == kPiece && ++body_pieces_this_flush_ < kBodyPiecesPerFlush;
     pending_->file = {};
     if (pending_->body_ends_connection) closing_ = true;
     release_ready_slots();
@@ -100,7 +100,7 @@ bool Connection::send_file_piece() {
 
 void Connection::after_flush() {
     if (closed_) return;
-    body_pieces_this_turn_ = 0;
+    body_pieces_this_flush_ = 0;
     bool owes = this->owes();
     if (out_.empty() && !owes && (closing_ || peer_eof_)) return begin_close();
     if (out_.empty() && !owes && in_.empty() && owner_.draining()) return begin_close();
@@ -122,6 +122,7 @@ void Connection::resume_reading() {
     if (!in_.empty() && !closing_) {
         size_t used = process(in_.data(), in_.size());
         if (closed_) return;
+        if (closing_ && used < in_.size()) discarded_input_ = true;
         if (closing_ || used == in_.size())
             std::string().swap(in_);
         else
@@ -176,11 +177,10 @@ void Connection::on_timeout() {
 void Connection::begin_close() {
     if (peer_eof_) return close_now();
     if (!discarded_input_ && in_.empty()) {
-        // A read in this very turn that did not fill the buffer emptied the socket, as nginx
-        // reasons too; after a turn (a long answer) more may have come: ask the kernel.
+        // Closing from the read that did not fill the buffer, the socket is known empty, as
+        // nginx reasons too; any later close (a worker's answer, a long body) asks the kernel.
         int unread = 0;
-        if (drained_turn_ == owner_.loop().turn() ||
-            (ioctl(fd_, FIONREAD, &unread) == 0 && unread == 0))
+        if (input_drained_ || (ioctl(fd_, FIONREAD, &unread) == 0 && unread == 0))
             return close_now();
     }
     // Unread input is still arriving: closing now would answer it with a RST that can destroy

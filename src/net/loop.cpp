@@ -86,7 +86,6 @@ void Loop::run() {
         if (n < 0 && errno != EINTR)
             throw std::system_error(errno, std::generic_category(), "epoll_wait");
         read_clocks();
-        ++turn_;
         // The wheel's clock moves before anything is scheduled this turn: a deadline set now
         // must count from now, not from before the sleep (a long-idle loop would otherwise
         // time out its first connection at once).

@@ -52,9 +52,6 @@ public:
     TimerWheel& timers() { return timers_; }
     uint64_t now_ms() const { return now_ms_; }       // the monotonic clock, read once per turn
     int64_t wall_seconds() const { return wall_s_; }  // wall clock (Unix seconds), once per turn
-    // Counts wake-ups: what a handler saw in this turn is still true unless it changed since
-    // (nothing new can have been reported for its descriptor in between).
-    uint32_t turn() const { return turn_; }
 
     // Called at the end of every turn on the loop's thread (e.g. flush pending output).
     void on_turn_end(std::function<void()> hook) { turn_end_hooks_.push_back(std::move(hook)); }
@@ -68,7 +65,6 @@ private:
     bool running_ = false;
     uint64_t now_ms_ = 0;
     int64_t wall_s_ = 0;
-    uint32_t turn_ = 0;
     TimerWheel timers_;
     std::vector<std::function<void()>> turn_end_hooks_;
 
