@@ -44,7 +44,7 @@ import checks  # noqa: E402
 import report  # noqa: E402
 import stats  # noqa: E402
 from oha_output import OhaOutputError, parse as parse_oha  # noqa: E402
-from peers import KNOWN_SERVERS, SERVERS, STATIC_FILES, Fleet, Server, log, run_text  # noqa: E402
+from peers import KNOWN_SERVERS, SERVERS, STATIC_FILES, Fleet, Server, cpu_list, log, run_text  # noqa: E402
 from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
 RESULTS = BENCH_DIR / "results"
@@ -147,6 +147,13 @@ def build_settings(args: argparse.Namespace) -> dict:
         "servers": [x for x in (args.servers or ",".join(SERVERS)).split(",") if x],
         "modes": [x for x in (args.modes or "percore,machine").split(",") if x],
         "cores": len(os.sched_getaffinity(0)),
+        # Whole-machine mode on a many-core machine: the server's cores and the load
+        # generator's, apart (`taskset` lists such as 0-7 and 8-15); unset, nothing is pinned.
+        "machine_server_cpus": os.environ.get("BENCH_MACHINE_SERVER_CPUS", ""),
+        "machine_client_cpus": os.environ.get("BENCH_MACHINE_CLIENT_CPUS", ""),
+        # oha on one core tops out near 70,000 req/s: where a server's peak is faster than
+        # twice that, give the open-loop generator more cores (one worker thread each).
+        "open_client_cpus": os.environ.get("BENCH_OPEN_CLIENT_CPUS", ""),
     }
     for name in s["servers"]:
         if name not in KNOWN_SERVERS:
@@ -154,6 +161,13 @@ def build_settings(args: argparse.Namespace) -> dict:
     for m in s["modes"]:
         if m not in ("percore", "machine"):
             raise SystemExit(f"unknown mode {m!r} (percore, machine)")
+    for k in ("machine_server_cpus", "machine_client_cpus", "open_client_cpus"):
+        try:
+            cpu_list(s[k])
+        except ValueError:
+            raise SystemExit(f"{k.upper()}: {s[k]!r} is not a CPU list such as 0-7 or 0,2,4")
+    if bool(s["machine_server_cpus"]) != bool(s["machine_client_cpus"]):
+        raise SystemExit("set both BENCH_MACHINE_SERVER_CPUS and BENCH_MACHINE_CLIENT_CPUS, or neither")
     all_sc = scenarios_for(s)
     if args.scenarios:
         want = set(args.scenarios.split(","))
@@ -227,6 +241,9 @@ def bench_cores(s: dict, mode: str) -> tuple[int, ...] | None:
 def wrk_command(s: dict, sc: dict, mode: str, port: int, tmp: Path | None) -> list[str]:
     if mode == "percore":
         cmd = ["taskset", "-c", str(s["client_cpu"]), "wrk", "-t1"]
+    elif s["machine_client_cpus"]:
+        spec = s["machine_client_cpus"]
+        cmd = ["taskset", "-c", spec, "wrk", f"-t{len(cpu_list(spec))}"]
     else:
         cmd = ["wrk", f"-t{s['cores']}"]
     cmd += [f"-c{sc['connections']}", f"-d{sc['duration_s']}s", "--latency", "-s", str(WRK_LUA),
@@ -239,9 +256,10 @@ def wrk_command(s: dict, sc: dict, mode: str, port: int, tmp: Path | None) -> li
 
 def oha_command(s: dict, sc: dict, port: int, rate: int, oha: str) -> list[str]:
     # -w: requests in flight at the deadline are waited for, not counted as aborted.
+    cpus = s["open_client_cpus"] or str(s["client_cpu"])
     return [
-        "taskset", "-c", str(s["client_cpu"]), oha, "--no-tui", "--output-format", "json",
-        "--worker-threads", "1", "-z", f"{sc['duration_s']}s", "-w", "-c", str(sc["connections"]),
+        "taskset", "-c", cpus, oha, "--no-tui", "--output-format", "json",
+        "--worker-threads", str(len(cpu_list(cpus))), "-z", f"{sc['duration_s']}s", "-w", "-c", str(sc["connections"]),
         "-q", str(rate), "--latency-correction", f"http://127.0.0.1:{port}{sc['path']}",
     ]  # fmt: skip
 
@@ -903,6 +921,7 @@ def main(argv: list[str]) -> int:
         load_commands[f"{mode}:{sc['id']}"] = c.replace(":0/", ":$PORT/").replace(str(REPO) + "/", "")
 
     doc = {
+        "host": os.environ.get("BENCH_HOST", ""),
         "date": now.strftime("%Y-%m-%d %H:%M UTC"),
         "command": command,
         "settings": {k: v for k, v in s.items() if k != "scenarios"},

@@ -9,8 +9,8 @@ throughput, and to the cheap requests queued behind it? Each model serves the sa
 
 and gets the same load, with nothing pinned (the whole machine):
 
-    heavy  wrk, 16 connections in a closed loop on /calc (more heavy requests in flight than
-           cores): its req/s is the heavy route's throughput
+    heavy  wrk, 16 connections (2 per core where that is more) in a closed loop on /calc (more
+           heavy requests in flight than cores): its req/s is the heavy route's throughput
     light  oha at a constant 1,000 req/s on /hello over 10 connections, latency corrected for
            coordinated omission: its p99 is what a cheap request waits meanwhile; also measured
            alone first (the baseline)
@@ -54,7 +54,7 @@ from peers import Fleet, log, run_text  # noqa: E402
 from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
 HEAVY_PATH = "/calc?value=0.5&terms=200000"
-HEAVY_CONNECTIONS = 16
+HEAVY_CONNECTIONS = 16  # at least; 2 per core on machines of more than 8
 LIGHT_RATE = 1000
 LIGHT_CONNECTIONS = 10
 INLINE_FLAG = "--inline-heavy"
@@ -98,8 +98,8 @@ def light_cmd(oha: str, port: int, d: int) -> list[str]:
             "-q", str(LIGHT_RATE), "--latency-correction", f"http://127.0.0.1:{port}/hello"]  # fmt: skip
 
 
-def heavy_cmd(port: int, d: int) -> list[str]:
-    return ["wrk", "-t1", f"-c{HEAVY_CONNECTIONS}", f"-d{d}s", "--latency", "-s", str(bench.WRK_LUA),
+def heavy_cmd(port: int, d: int, connections: int) -> list[str]:
+    return ["wrk", "-t1", f"-c{connections}", f"-d{d}s", "--latency", "-s", str(bench.WRK_LUA),
             f"http://127.0.0.1:{port}{HEAVY_PATH}"]  # fmt: skip
 
 
@@ -134,7 +134,7 @@ def one(fleet: Fleet, s: dict, m: dict, rep: int, tmp: Path, oha: str | None) ->
         # 2. Heavy closed loop and light open loop together.
         cpu0, t0, stat0 = srv.cpu_ticks(), time.monotonic(), bench.cpu_stat(None)
         res: dict = {}
-        th = threading.Thread(target=lambda: res.update(h=bench.run_timed(heavy_cmd(srv.port, d), tmp / "heavy.out", d + 60)))
+        th = threading.Thread(target=lambda: res.update(h=bench.run_timed(heavy_cmd(srv.port, d, s["heavy_connections"]), tmp / "heavy.out", d + 60)))
         th.start()
         time.sleep(0.5)  # let the heavy load fill the workers first
         lcpu = 0.0
@@ -217,7 +217,7 @@ def render(doc: dict) -> str:
     L = [f"Measured {doc['date']} with `{doc['command']}`.", ""]
     L.append(f"- Machine: {doc['machine']['nproc']} CPUs, {doc['machine']['cpu_model']}; nothing pinned; "
              f"{s['reps']} run(s) per model, interleaved, {s['duration_s']} s each; median (min–max).")  # fmt: skip
-    L.append(f"- Heavy: `{doc['commands']['heavy']}` (closed loop, {HEAVY_CONNECTIONS} connections). "
+    L.append(f"- Heavy: `{doc['commands']['heavy']}` (closed loop, {s['heavy_connections']} connections). "
              f"Light: `{doc['commands']['light']}` (open loop, {LIGHT_RATE:,} req/s, latency corrected), "
              f"alone for {s['baseline_s']} s first (baseline), then during the heavy load.")  # fmt: skip
     L.append("- \"others' CPU\": what processes other than the server and the two load generators took "
@@ -249,7 +249,8 @@ def render(doc: dict) -> str:
             f"| {report.fmt_bytes(g('peak_rss_bytes'))} |"
         )  # fmt: skip
     L.append("")
-    L.append("![Concurrency models: heavy throughput and /hello p99](img/bench-models.png)")
+    pre = f"{doc['host']}-" if doc.get("host") else ""
+    L.append(f"![Concurrency models: heavy throughput and /hello p99](img/{pre}bench-models.png)")
     L.append("")
     L.append("Server commands:")
     L.append("")
@@ -284,6 +285,7 @@ def main(argv: list[str]) -> int:
         "quiet_wait_s": 0 if args.smoke else 10, "quiet_budget_s": 0 if args.smoke else 60,
         "cores": len(os.sched_getaffinity(0)),
     }  # fmt: skip
+    s["heavy_connections"] = max(HEAVY_CONNECTIONS, 2 * s["cores"])
     oha = args.oha if args.oha and os.access(args.oha, os.X_OK) else None
     if not oha and not args.smoke:
         raise SystemExit("models: oha not found (bash bench/tools.sh builds it)")
@@ -321,13 +323,14 @@ def main(argv: list[str]) -> int:
         versions = dict(fleet.versions)
     doc = {
         "kind": "models",
+        "host": os.environ.get("BENCH_HOST", ""),
         "date": now.strftime("%Y-%m-%d %H:%M UTC"),
         "command": args.command or "python3 bench/models.py " + " ".join(shlex.quote(a) for a in argv),
         "settings": s,
         "machine": bench.machine_info(Path(args.rivet)),
         "versions": versions,
         "oha": run_text([oha, "--version"]) if oha else "no oha",
-        "commands": {"heavy": " ".join(heavy_cmd(0, s["duration_s"])).replace(":0/", ":$PORT/").replace(str(REPO) + "/", ""),
+        "commands": {"heavy": " ".join(heavy_cmd(0, s["duration_s"], s["heavy_connections"])).replace(":0/", ":$PORT/").replace(str(REPO) + "/", ""),
                      "light": " ".join(light_cmd("oha", 0, s["duration_s"])).replace(":0/", ":$PORT/")},  # fmt: skip
         "server_commands": server_commands,
         "results_file": results_file,
@@ -343,7 +346,7 @@ def main(argv: list[str]) -> int:
     print(text)
     if args.docs == "yes" or (args.docs == "auto" and not args.smoke):
         note = report.make_plots(doc, path, args.plot_python, {})
-        report.write_docs({"models": text})
+        report.write_docs({f"{doc['host']}-models" if doc["host"] else "models": text})
         log(f"models: wrote docs/BENCHMARKS.md (models){note}")
     log(f"models: took {doc['elapsed_s']:.0f} s; raw results bench/results/{results_file}")
     failed = [r for r in doc["models_summary"] if r.get("na") and not r.get("by_design")]

@@ -188,6 +188,18 @@ def tail(path: Path, n: int = 600) -> str:
         return ""
 
 
+def cpu_list(text: str) -> list[int]:
+    """A `taskset -c` list (0-7,12) as CPU numbers; ValueError when it is not one."""
+    cpus: list[int] = []
+    for part in filter(None, text.replace(" ", "").split(",")):
+        lo, _, hi = part.partition("-")
+        a, b = int(lo), int(hi or lo)
+        if a < 0 or b < a:
+            raise ValueError(text)
+        cpus += range(a, b + 1)
+    return cpus
+
+
 def run_text(cmd: list[str]) -> str:
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
@@ -296,10 +308,14 @@ def static_content(size: int) -> bytes:
     return bytes(10 if i % 64 == 63 else 33 + (i * 31 + i // 64) % 94 for i in range(size))
 
 
+def cached_path(src: Path, out_dir: Path) -> Path:
+    """Where build_cached keeps the binary of src: one per content of the source."""
+    return out_dir / f"{src.stem}-{hashlib.sha256(src.read_bytes()).hexdigest()[:16]}"
+
+
 def build_cached(src: Path, out_dir: Path, cmd_for: "callable") -> tuple[Path | None, str]:
-    """Compile src once per content and compiler: the binary is kept in out_dir."""
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
-    out = out_dir / f"{src.stem}-{digest}"
+    """Compile src once per content: the binary is kept in out_dir."""
+    out = cached_path(src, out_dir)
     if out.exists():
         return out, ""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -330,7 +346,10 @@ class Fleet:
         self.setup_errors: dict[str, str] = {}
         self.versions: dict[str, str] = {}
         self.nofile = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)[0]
-        self.cores = len(os.sched_getaffinity(0))
+        spec = settings.get("machine_server_cpus", "")
+        # Whole-machine mode: one thread or worker per core the server may use.
+        self.cores = len(cpu_list(spec)) if spec else len(os.sched_getaffinity(0))
+        self.machine_pin = ["taskset", "-c", spec] if spec else []
         self._prepare()
 
     def _prepare(self) -> None:
@@ -363,7 +382,13 @@ class Fleet:
         if "httplib" in names:
             src = PEERS / "httplib_hello.cpp"
             flags = run_text(["pkg-config", "--cflags", "--libs", "cpp-httplib"])
-            if not Path("/usr/include/httplib.h").exists() or "httplib" not in flags:
+            built = cached_path(src, self.cache / "bin")
+            version_file = built.with_suffix(".version")
+            if not Path("/usr/include/httplib.h").exists() and built.exists() and version_file.exists():
+                # Packed by bench/portable.sh for a machine without the headers.
+                self.httplib_bin = built
+                self.versions["httplib"] = version_file.read_text().strip()
+            elif not Path("/usr/include/httplib.h").exists() or "httplib" not in flags:
                 self.setup_errors["httplib"] = "libcpp-httplib-dev not installed"
             else:
                 cxx = shutil.which("g++") or "g++"
@@ -380,6 +405,8 @@ class Fleet:
                 ver = re.search(r'CPPHTTPLIB_VERSION "([^"]+)"', Path("/usr/include/httplib.h").read_text())
                 self.versions["httplib"] = f"cpp-httplib {ver.group(1) if ver else '?'} (Debian), " + (
                     run_text([cxx, "--version"]).splitlines()[0])  # fmt: skip
+                if self.httplib_bin:
+                    version_file.write_text(self.versions["httplib"] + "\n")
         if "floor" in names:
             cc = shutil.which("gcc") or "gcc"
             src = BENCH_DIR / "floor.c"
@@ -423,7 +450,7 @@ class Fleet:
         """The server's command line; `rivet` overrides rivet's threads/workers and adds flags
         (bench/models.py: {"threads": 2, "workers": 4, "flags": [...]})."""
         whole = mode == "machine"
-        pin = [] if whole else ["taskset", "-c", str(self.s["server_cpu"])]
+        pin = self.machine_pin if whole else ["taskset", "-c", str(self.s["server_cpu"])]
         n = str(self.cores if whole else 1)
         if name in ("rivet", "rivet_base"):
             r = rivet or {}

@@ -189,7 +189,8 @@ def models(doc: dict, out: Path) -> bool:
         a.set_xticklabels([r["label"] for r in rows], rotation=30, ha="right", fontsize=7)
         a.tick_params(axis="y", labelsize=7)
         a.grid(axis="y", alpha=0.3, which="both")
-    fig.suptitle("Concurrency models: /calc closed loop (16 connections) + /hello at 1,000 req/s "
+    conns = doc["settings"].get("heavy_connections", 16)
+    fig.suptitle(f"Concurrency models: /calc closed loop ({conns} connections) + /hello at 1,000 req/s "
                  "(open loop, latency corrected); median, whiskers min–max", fontsize=9)  # fmt: skip
     fig.tight_layout()
     fig.savefig(out, dpi=DPI)
@@ -202,23 +203,25 @@ def main(argv: list[str]) -> int:
     img = Path(argv[1])
     img.mkdir(parents=True, exist_ok=True)
     made = []
+    # Results from another machine (BENCH_HOST) get their own files beside this machine's.
+    pre = f"{doc['host']}-" if doc.get("host") else ""
     if doc.get("kind") == "models":
-        if models(doc, img / "bench-models.png"):
-            made.append("bench-models.png")
+        if models(doc, img / f"{pre}bench-models.png"):
+            made.append(f"{pre}bench-models.png")
     else:
         if bars(doc, "percore", "cpu_us_per_req", "CPU µs / request", "Server CPU µs per request, per core "
-                "(lower is better; median, whiskers min–max)", img / "bench-percore-cpu.png"):  # fmt: skip
-            made.append("bench-percore-cpu.png")
+                "(lower is better; median, whiskers min–max)", img / f"{pre}bench-percore-cpu.png"):  # fmt: skip
+            made.append(f"{pre}bench-percore-cpu.png")
         if bars(doc, "percore", "requests_per_s", "k req/s", "Requests per second, per core "
-                "(median, whiskers min–max)", img / "bench-percore-rps.png", 1e-3):  # fmt: skip
-            made.append("bench-percore-rps.png")
+                "(median, whiskers min–max)", img / f"{pre}bench-percore-rps.png", 1e-3):  # fmt: skip
+            made.append(f"{pre}bench-percore-rps.png")
         if bars(doc, "machine", "requests_per_s", "k req/s", "Requests per second, whole machine "
-                "(median, whiskers min–max)", img / "bench-machine-rps.png", 1e-3):  # fmt: skip
-            made.append("bench-machine-rps.png")
-        if latency(doc, img / "bench-latency.png"):
-            made.append("bench-latency.png")
-        if soak(doc, img / "bench-soak-rss.png"):
-            made.append("bench-soak-rss.png")
+                "(median, whiskers min–max)", img / f"{pre}bench-machine-rps.png", 1e-3):  # fmt: skip
+            made.append(f"{pre}bench-machine-rps.png")
+        if latency(doc, img / f"{pre}bench-latency.png"):
+            made.append(f"{pre}bench-latency.png")
+        if soak(doc, img / f"{pre}bench-soak-rss.png"):
+            made.append(f"{pre}bench-soak-rss.png")
     print(" ".join(made))
     return 0
 

@@ -119,8 +119,15 @@ def _header(doc: dict, mode: str) -> list[str]:
     L.append("")
     L.append(f"- Machine: {m['nproc']} CPUs, {m['cpu_model']}, {m.get('mem_total_gib', '?')} GiB, Linux {m['kernel']}")
     if mode == "percore":
+        oc = s.get("open_client_cpus")
+        oha = (f"oha `--worker-threads 1` on core {s['client_cpu']}" if not oc else
+               f"oha on cores {oc} with a worker thread each, since on one core it cannot send much more "
+               "than 70,000 req/s")  # fmt: skip
         L.append(f"- Server pinned to core {s['server_cpu']}, load generator to core {s['client_cpu']} "
-                 f"(`taskset`; wrk `-t1`, oha `--worker-threads 1`); one thread or process serving.")  # fmt: skip
+                 f"(`taskset`; wrk `-t1`; {oha}); one thread or process serving.")  # fmt: skip
+    elif s.get("machine_server_cpus"):
+        L.append(f"- Server pinned to cores {s['machine_server_cpus']} with one thread or worker per core, "
+                 f"wrk to cores {s['machine_client_cpus']} with one thread per core (`taskset`).")  # fmt: skip
     else:
         L.append(f"- Nothing pinned: servers with one thread or worker per core ({s['cores']}), "
                  f"wrk with `-t{s['cores']}` on the same cores.")  # fmt: skip
@@ -239,8 +246,9 @@ def _open_loop(doc: dict, mode: str, scs: list[dict]) -> list[str]:
     L.append("")
     if any(not summ[f"{mode}:{sc['id']}"][n].get("na") and summ[f"{mode}:{sc['id']}"][n]["achieved_fraction"]["median"] < 0.97
            for sc in opens for n in names):  # fmt: skip
-        L.append("⚠ oha did not reach the target rate: on one core it is the bottleneck there, and "
-                 "those latencies include its own queueing.")  # fmt: skip
+        L.append("⚠ oha did not reach the target rate: the server, or oha itself"
+                 + (" on its one core" if not doc["settings"].get("open_client_cpus") else "")
+                 + ", fell behind, and those latencies include the queue that built up.")  # fmt: skip
         L.append("")
     return L
 
@@ -378,15 +386,19 @@ PLOTS = {
 
 
 def render(doc: dict, with_plots: bool = True) -> dict[str, str]:
+    """Sections by name; results taken on another machine (BENCH_HOST=device) have sections and
+    plots of their own (device-percore, img/device-bench-percore-cpu.png, ...)."""
+    pre = f"{doc['host']}-" if doc.get("host") else ""
     out = {}
     for mode in ("percore", "machine"):
         if any(k.startswith(mode + ":") for k in doc["summary"]):
-            plots = [f"![{t}](img/{f})" for f, t in PLOTS[mode]] if with_plots else []
+            plots = [f"![{t}](img/{pre}{f})" for f, t in PLOTS[mode]] if with_plots else []
             if mode == "percore" and not any(sc["kind"] == "open" for sc in doc["scenarios"]):
                 plots = plots[:2]
-            out[mode] = render_mode(doc, mode, plots)
+            out[pre + mode] = render_mode(doc, mode, plots)
     if doc.get("soaks"):
-        out["soak"] = render_soak(doc, [f"![{t}](img/{f})" for f, t in PLOTS["soak"]] if with_plots else [])
+        plots = [f"![{t}](img/{pre}{f})" for f, t in PLOTS["soak"]] if with_plots else []
+        out[pre + "soak"] = render_soak(doc, plots)
     return out
 
 
@@ -432,7 +444,7 @@ def main(argv: list[str]) -> int:
     if doc.get("kind") == "models":
         import models
 
-        sections = {"models": models.render(doc)}
+        sections = {f"{doc['host']}-models" if doc.get("host") else "models": models.render(doc)}
     else:
         sections = render(doc)
     note = make_plots(doc, path, argv[1] if len(argv) > 1 else "", sections)

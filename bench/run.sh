@@ -40,7 +40,8 @@ for a in "$@"; do [ "$a" = "--models" ] || args+=("$a"); done
 # The command as the report shows it, with the settings given through the environment.
 envs=""
 for v in BENCH_REPS BENCH_DURATION BENCH_QUIET_WAIT BENCH_QUIET_BUDGET BENCH_NOISE_RETAKES BENCH_NOISE_MAX \
-         BENCH_SOAK BENCH_MANY_CONNECTIONS RIVET_BASE_BIN; do
+         BENCH_SOAK BENCH_MANY_CONNECTIONS RIVET_BASE_BIN BENCH_HOST BENCH_SERVER_CPU BENCH_CLIENT_CPU \
+         BENCH_MACHINE_SERVER_CPUS BENCH_MACHINE_CLIENT_CPUS BENCH_OPEN_CLIENT_CPUS; do
   [ -n "${!v:-}" ] && envs+="$v=${!v} "
 done
 export BENCH_COMMAND="${envs}bash bench/run.sh${*:+ $*}"
