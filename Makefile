@@ -58,18 +58,21 @@ fuzz: setup
 	mkdir -p $(BUILD_FUZZ)/corpus
 	./$(BUILD_FUZZ)/request_parser_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus
 
-# Benchmarks (docs/BENCHMARKS.md): quick (~8 min), full with a 10-minute soak (~40 min), and
+# Benchmarks (docs/BENCHMARKS.md): quick (~6 min), full with a 10-minute soak (~45 min), and
 # concurrency models under CPU-heavy load (~4 min).
 bench: build
 	bash bench/run.sh
 
 # The benchmark harness checks itself (~2 min): its parsers and statistics on recorded outputs,
 # then every server in every scenario and every concurrency model once, briefly: each must start,
-# answer correctly and produce a row. Figures are not asserted; docs/ is not touched.
+# answer correctly and produce a row; then the same from the programs packed for another machine
+# (bench/portable.sh). Figures are not asserted; docs/ is not touched.
 bench-smoke: build
 	python3 -m pytest -q bench
 	bash bench/run.sh --smoke
 	bash bench/run.sh --models --smoke
+	bash bench/portable.sh pack $(BUILD)/portable
+	bash bench/portable.sh check $(BUILD)/portable
 
 bench-full: build
 	bash bench/run.sh --full

@@ -9,7 +9,8 @@ Each run starts a fresh server (bench/peers.py), checks that it answers the scen
 correctly (bench/checks.py), drives it (wrk, the idle client, or oha for open-loop latency),
 reads the server's CPU time and peak RSS, and checks it again. Runs are interleaved (A B C A B
 C ...) so that drift on the machine hits every server alike. Per-core mode pins the server to
-one core and the load generator to another; whole-machine mode pins nothing.
+one core and the load generator to another; whole-machine mode pins nothing, or gives the
+server and wrk cores of their own (BENCH_MACHINE_SERVER_CPUS, BENCH_MACHINE_CLIENT_CPUS).
 
 Outputs: bench/results/<timestamp>.json (raw), a markdown report on stdout, and (unless quick
 or --docs no) the generated sections of docs/BENCHMARKS.md plus PNG plots in docs/img/. Exit
@@ -59,7 +60,7 @@ PROFILES = {
               "open_reps": 1, "idle_reps": 1, "idle_deadline_s": 10, "soak_s": 2, "quiet_wait_s": 0, "quiet_budget_s": 0, "noise_retakes": 0},
     "quick": {"reps": 2, "duration_s": 2, "many": 10000, "idle": 10000, "openloop_s": 3,
               "fractions": (0.5, 0.9), "machine": ("hello_c100", "hello_cMANY"),
-              "machine_reps": 1, "open_reps": 1, "idle_reps": 1, "idle_deadline_s": 10, "soak_s": 0, "quiet_wait_s": 5, "quiet_budget_s": 45,
+              "machine_reps": 1, "open_reps": 2, "idle_reps": 1, "idle_deadline_s": 10, "soak_s": 0, "quiet_wait_s": 5, "quiet_budget_s": 45,
               "noise_retakes": 8},
     "full": {"reps": 3, "duration_s": 5, "many": 10000, "idle": 10000, "openloop_s": 5,
              "fractions": (0.5, 0.9), "machine": "all", "machine_reps": 3, "open_reps": 3, "idle_reps": 3,

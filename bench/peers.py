@@ -192,9 +192,11 @@ def cpu_list(text: str) -> list[int]:
     """A `taskset -c` list (0-7,12) as CPU numbers; ValueError when it is not one."""
     cpus: list[int] = []
     for part in filter(None, text.replace(" ", "").split(",")):
-        lo, _, hi = part.partition("-")
-        a, b = int(lo), int(hi or lo)
-        if a < 0 or b < a:
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise ValueError(text)
+        a, b = int(m[1]), int(m[2] or m[1])
+        if b < a:
             raise ValueError(text)
         cpus += range(a, b + 1)
     return cpus

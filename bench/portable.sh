@@ -5,13 +5,28 @@
 # must have glibc as new as this one's.
 #   bash bench/portable.sh pack DIR     here, after scripts/setup.sh, bench/tools.sh and a build
 #   . DIR/env.sh                        there, before bench/run.sh: PATH, BENCH_CACHE, RIVET_BIN
+#   bash bench/portable.sh check DIR    a smoke run of every server from the packed programs
+#                                       alone (they come first on PATH); `make bench-smoke` runs it
 # DIR/bin holds one wrapper per program that sets LD_LIBRARY_PATH for it alone (the other
 # machine's own Python, for the plots, keeps its own libraries) and execs it, so the server's
 # PID stays the one the harness measures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[ "${1:-}" = pack ] && [ -n "${2:-}" ] || { echo "usage: bash bench/portable.sh pack DIR" >&2; exit 2; }
+case "${1:-}:${2:-}" in
+  pack:?* | check:?*) ;;
+  *) echo "usage: bash bench/portable.sh pack|check DIR" >&2; exit 2 ;;
+esac
+
+if [ "$1" = check ]; then
+  d=$(cd "$2" && pwd)
+  export PATH="$d/bin:$PATH" BENCH_CACHE="$d/cache" RIVET_BIN="$d/bin/rivet" H2O_ROOT="$d"
+  export RIVET_COMMIT="$(cat "$d/commit")"
+  for p in rivet wrk nginx h2o lighttpd curl; do
+    [ "$(command -v $p)" = "$d/bin/$p" ] || { echo "portable: $p is not the packed one" >&2; exit 1; }
+  done
+  exec python3 bench/bench.py --smoke --scenarios hello_c100 --modes percore
+fi
 dir=$(mkdir -p "$2" && cd "$2" && pwd)
 rm -rf "${dir:?}"/{bin,real,lib,cache}
 mkdir -p "$dir"/{bin,real,lib,cache/bin}

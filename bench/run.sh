@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rivet's benchmark suite (docs/BENCHMARKS.md explains what it measures).
-#   bash bench/run.sh            `make bench`: quick profile (~7 min), both modes, all peers;
+#   bash bench/run.sh            `make bench`: quick profile (~6 min), both modes, all peers;
 #                                rewrites the per-core and whole-machine sections of
 #                                docs/BENCHMARKS.md and the plots in docs/img/
 #   bash bench/run.sh --full     `make bench-full`: 3 × 5 s runs, every scenario in both modes,
@@ -10,7 +10,9 @@
 #                                and produced a row; figures not asserted; docs untouched.
 #                                Uses oha only if bench/tools.sh already built it.
 # Other arguments go to bench/bench.py (--servers, --scenarios, --modes, --reps, --duration).
-# Environment: BENCH_REPS, BENCH_DURATION, RIVET_BIN (default build/rivet), BENCH_CACHE.
+# Environment: BENCH_REPS, BENCH_DURATION, RIVET_BIN (default build/rivet), BENCH_CACHE; on a
+# many-core machine BENCH_MACHINE_SERVER_CPUS / BENCH_MACHINE_CLIENT_CPUS, BENCH_OPEN_CLIENT_CPUS
+# and BENCH_HOST (docs/BENCHMARKS.md, "Many cores").
 # Raw results go to bench/results/<timestamp>-<profile>.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."

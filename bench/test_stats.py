@@ -123,3 +123,31 @@ def test_report_renders_recorded_run(tmp_path):
     text = page.read_text()
     assert "old" not in text and "new" in text and "kept" in text and text.startswith("intro\n")
     assert text.index("middle") > text.index("new")
+
+
+def test_report_of_another_machine_has_its_own_sections():
+    """Results taken with BENCH_HOST=device render as device-* sections with device-* plots, and
+    the whole-machine header names the cores the server and wrk were given."""
+    import report
+
+    doc = json.loads((HERE / "testdata" / "results_smoke.json").read_text())
+    doc["host"] = "device"
+    doc["settings"].update(machine_server_cpus="0-7", machine_client_cpus="8-15")
+    sections = report.render(doc)
+    assert set(sections) == {"device-percore", "device-machine", "device-soak"}
+    assert "(img/device-bench-percore-cpu.png)" in sections["device-percore"]
+    assert "(img/bench-percore-cpu.png)" not in sections["device-percore"]
+    assert "Server pinned to cores 0-7" in sections["device-machine"]
+    assert "wrk to cores 8-15" in sections["device-machine"]
+
+
+def test_cpu_list():
+    """`taskset -c` lists as the harness reads them (BENCH_MACHINE_*_CPUS, BENCH_OPEN_CLIENT_CPUS)."""
+    from peers import cpu_list
+
+    assert cpu_list("0-3,8") == [0, 1, 2, 3, 8]
+    assert cpu_list("1, 2,3") == [1, 2, 3]
+    assert cpu_list("") == []
+    for bad in ("a-b", "3-1", "-1", "1-"):
+        with pytest.raises(ValueError):
+            cpu_list(bad)
