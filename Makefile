@@ -58,7 +58,7 @@ fuzz: setup
 	mkdir -p $(BUILD_FUZZ)/corpus
 	./$(BUILD_FUZZ)/request_parser_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus
 
-# Benchmarks (docs/BENCHMARKS.md): quick (~6 min), full with a 10-minute soak (~45 min), and
+# Benchmarks (docs/BENCHMARKS.md): quick (~6 min), full with a 10-minute soak (~40 min), and
 # concurrency models under CPU-heavy load (~4 min).
 bench: build
 	bash bench/run.sh

@@ -4,7 +4,7 @@
 #                                rewrites the per-core and whole-machine sections of
 #                                docs/BENCHMARKS.md and the plots in docs/img/
 #   bash bench/run.sh --full     `make bench-full`: 3 × 5 s runs, every scenario in both modes,
-#                                and a 10-minute soak of rivet (~35 min)
+#                                and a 10-minute soak of rivet (~40 min)
 #   bash bench/run.sh --models   `make bench-models`: concurrency models under CPU-heavy load
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
 #                                and produced a row; figures not asserted; docs untouched.
