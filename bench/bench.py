@@ -152,8 +152,8 @@ def build_settings(args: argparse.Namespace) -> dict:
         # generator's, apart (`taskset` lists such as 0-7 and 8-15); unset, nothing is pinned.
         "machine_server_cpus": os.environ.get("BENCH_MACHINE_SERVER_CPUS", ""),
         "machine_client_cpus": os.environ.get("BENCH_MACHINE_CLIENT_CPUS", ""),
-        # oha on one core tops out near 70,000 req/s: where a server's peak is faster than
-        # twice that, give the open-loop generator more cores (one worker thread each).
+        # oha on one core falls behind from about 70,000 req/s: where a server's peak is faster
+        # than twice that, give the open-loop generator more cores (one worker thread each).
         "open_client_cpus": os.environ.get("BENCH_OPEN_CLIENT_CPUS", ""),
     }
     for name in s["servers"]:

@@ -249,8 +249,7 @@ def render(doc: dict) -> str:
             f"| {report.fmt_bytes(g('peak_rss_bytes'))} |"
         )  # fmt: skip
     L.append("")
-    pre = f"{doc['host']}-" if doc.get("host") else ""
-    L.append(f"![Concurrency models: heavy throughput and /hello p99](img/{pre}bench-models.png)")
+    L.append(f"![Concurrency models: heavy throughput and /hello p99](img/{report.host_prefix(doc)}bench-models.png)")
     L.append("")
     L.append("Server commands:")
     L.append("")
@@ -346,7 +345,7 @@ def main(argv: list[str]) -> int:
     print(text)
     if args.docs == "yes" or (args.docs == "auto" and not args.smoke):
         note = report.make_plots(doc, path, args.plot_python, {})
-        report.write_docs({f"{doc['host']}-models" if doc["host"] else "models": text})
+        report.write_docs({report.host_prefix(doc) + "models": text})
         log(f"models: wrote docs/BENCHMARKS.md (models){note}")
     log(f"models: took {doc['elapsed_s']:.0f} s; raw results bench/results/{results_file}")
     failed = [r for r in doc["models_summary"] if r.get("na") and not r.get("by_design")]

@@ -384,14 +384,16 @@ class Fleet:
         if "httplib" in names:
             src = PEERS / "httplib_hello.cpp"
             flags = run_text(["pkg-config", "--cflags", "--libs", "cpp-httplib"])
+            # The version beside the binary, for a machine without the headers that has the
+            # binary from bench/portable.sh.
             built = cached_path(src, self.cache / "bin")
             version_file = built.with_suffix(".version")
-            if not Path("/usr/include/httplib.h").exists() and built.exists() and version_file.exists():
-                # Packed by bench/portable.sh for a machine without the headers.
-                self.httplib_bin = built
-                self.versions["httplib"] = version_file.read_text().strip()
-            elif not Path("/usr/include/httplib.h").exists() or "httplib" not in flags:
-                self.setup_errors["httplib"] = "libcpp-httplib-dev not installed"
+            if not Path("/usr/include/httplib.h").exists() or "httplib" not in flags:
+                if built.exists() and version_file.exists():
+                    self.httplib_bin = built
+                    self.versions["httplib"] = version_file.read_text().strip()
+                else:
+                    self.setup_errors["httplib"] = "libcpp-httplib-dev not installed"
             else:
                 cxx = shutil.which("g++") or "g++"
                 parts = shlex.split(flags)

@@ -22,18 +22,17 @@ from pathlib import Path
 
 import matplotlib
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report  # noqa: E402  (standard library only: labels, host_prefix)
+from report import label  # noqa: E402
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 COLORS = {"rivet": "#d62728", "nginx": "#2ca02c", "h2o": "#1f77b4", "lighttpd": "#ff7f0e",
           "httplib": "#9467bd", "floor": "#7f7f7f", "rivet_base": "#e377c2"}  # fmt: skip
-LABELS = {"httplib": "cpp-httplib", "rivet_base": "rivet (base)"}
 DPI = 110
-
-
-def label(n: str) -> str:
-    return LABELS.get(n, n)
 
 
 def bars(doc: dict, mode: str, key: str, ylabel: str, title: str, out: Path, scale: float = 1.0) -> bool:
@@ -202,26 +201,22 @@ def main(argv: list[str]) -> int:
     doc = json.loads(Path(argv[0]).read_text())
     img = Path(argv[1])
     img.mkdir(parents=True, exist_ok=True)
-    made = []
-    # Results from another machine (BENCH_HOST) get their own files beside this machine's.
-    pre = f"{doc['host']}-" if doc.get("host") else ""
     if doc.get("kind") == "models":
-        if models(doc, img / f"{pre}bench-models.png"):
-            made.append(f"{pre}bench-models.png")
+        jobs = [("bench-models.png", lambda out: models(doc, out))]
     else:
-        if bars(doc, "percore", "cpu_us_per_req", "CPU µs / request", "Server CPU µs per request, per core "
-                "(lower is better; median, whiskers min–max)", img / f"{pre}bench-percore-cpu.png"):  # fmt: skip
-            made.append(f"{pre}bench-percore-cpu.png")
-        if bars(doc, "percore", "requests_per_s", "k req/s", "Requests per second, per core "
-                "(median, whiskers min–max)", img / f"{pre}bench-percore-rps.png", 1e-3):  # fmt: skip
-            made.append(f"{pre}bench-percore-rps.png")
-        if bars(doc, "machine", "requests_per_s", "k req/s", "Requests per second, whole machine "
-                "(median, whiskers min–max)", img / f"{pre}bench-machine-rps.png", 1e-3):  # fmt: skip
-            made.append(f"{pre}bench-machine-rps.png")
-        if latency(doc, img / f"{pre}bench-latency.png"):
-            made.append(f"{pre}bench-latency.png")
-        if soak(doc, img / f"{pre}bench-soak-rss.png"):
-            made.append(f"{pre}bench-soak-rss.png")
+        jobs = [
+            ("bench-percore-cpu.png", lambda out: bars(doc, "percore", "cpu_us_per_req", "CPU µs / request",
+             "Server CPU µs per request, per core (lower is better; median, whiskers min–max)", out)),
+            ("bench-percore-rps.png", lambda out: bars(doc, "percore", "requests_per_s", "k req/s",
+             "Requests per second, per core (median, whiskers min–max)", out, 1e-3)),
+            ("bench-machine-rps.png", lambda out: bars(doc, "machine", "requests_per_s", "k req/s",
+             "Requests per second, whole machine (median, whiskers min–max)", out, 1e-3)),
+            ("bench-latency.png", lambda out: latency(doc, out)),
+            ("bench-soak-rss.png", lambda out: soak(doc, out)),
+        ]  # fmt: skip
+    # Another machine's results (BENCH_HOST) get files of their own beside this machine's.
+    pre = report.host_prefix(doc)
+    made = [pre + name for name, draw in jobs if draw(img / (pre + name))]
     print(" ".join(made))
     return 0
 

@@ -40,8 +40,8 @@ fi
 cp "$cache"/bin/floor-* "$dir/cache/bin/"
 if [ -x "$cache/bin/oha" ]; then cp "$cache/bin/oha" "$dir/cache/bin/"; fi
 
-# wrap PROGRAM WRAPPER: the program goes to real/, a script that runs it with the packed
-# libraries takes its place.
+# wrap PROGRAM WRAPPER UP: the program goes to real/; WRAPPER, UP levels below the pack's top,
+# runs it with the packed libraries.
 wrap() {
   cp "$1" "$dir/real/$(basename "$1")"
   printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")/%s\nLD_LIBRARY_PATH="$d/lib" exec "$d/real/%s" "$@"\n' \

@@ -151,3 +151,26 @@ def test_cpu_list():
     for bad in ("a-b", "3-1", "-1", "1-"):
         with pytest.raises(ValueError):
             cpu_list(bad)
+
+
+def test_settings_refuse_bad_cpu_lists(monkeypatch):
+    """A CPU list that is not one, or a whole-machine split with one side only, stops the harness
+    with a message naming the variable, before any server starts."""
+    import argparse
+
+    import bench
+
+    args = argparse.Namespace(smoke=True, full=False, reps=None, duration=None, servers=None,
+                              modes=None, scenarios=None)  # fmt: skip
+    for var in ("BENCH_MACHINE_SERVER_CPUS", "BENCH_MACHINE_CLIENT_CPUS", "BENCH_OPEN_CLIENT_CPUS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("BENCH_OPEN_CLIENT_CPUS", "1-x")
+    with pytest.raises(SystemExit, match="OPEN_CLIENT_CPUS: '1-x' is not a CPU list"):
+        bench.build_settings(args)
+    monkeypatch.setenv("BENCH_OPEN_CLIENT_CPUS", "1-3")
+    monkeypatch.setenv("BENCH_MACHINE_SERVER_CPUS", "0-7")
+    with pytest.raises(SystemExit, match="set both BENCH_MACHINE_SERVER_CPUS and BENCH_MACHINE_CLIENT_CPUS"):
+        bench.build_settings(args)
+    monkeypatch.setenv("BENCH_MACHINE_CLIENT_CPUS", "8-15")
+    s = bench.build_settings(args)
+    assert (s["machine_server_cpus"], s["machine_client_cpus"], s["open_client_cpus"]) == ("0-7", "8-15", "1-3")
