@@ -12,12 +12,12 @@
 #include <string>
 #include <string_view>
 
+#include <rivet/limits.hpp>
+#include <rivet/method.hpp>
 #include <rivet/operations.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
 #include <rivet/static_files.hpp>
-
-#include "engine/server_config.hpp"
 
 namespace rivet {
 
@@ -26,13 +26,14 @@ using Handler = std::function<void(Request&, Response&)>;
 struct RunOptions {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
-    unsigned threads = 0;         // I/O loops; 0 = one per core
-    unsigned workers = 0;         // worker pool for offloaded routes; 0 = one per core
-    size_t queue = 1024;          // offloaded requests waiting for a worker; past it: 503
-    unsigned retry_after_s = 1;   // Retry-After of that 503
-    engine::ServerConfig server;  // limits and timeouts (host, port and threads above win)
-    bool quiet = false;           // no "listening on" line
-    OperationsOptions ops;        // logs, rate limiting, admin endpoints (rivet/operations.hpp)
+    unsigned threads = 0;        // I/O loops; 0 = one per core
+    unsigned workers = 0;        // worker pool for offloaded routes; 0 = one per core
+    size_t queue = 1024;         // offloaded requests waiting for a worker; past it: 503
+    unsigned retry_after_s = 1;  // Retry-After of that 503
+    Limits limits;               // request sizes and connection limits (rivet/limits.hpp)
+    Timeouts timeouts;
+    bool quiet = false;     // no "listening on" line
+    OperationsOptions ops;  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
     // configuration file and pass it to reconfigure().
     std::function<void()> on_reload;
@@ -83,7 +84,7 @@ public:
     void stop();                                // drains and waits
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
-    // main port, engine limits and timeouts); the address, threads and workers stay. Returns
+    // main port, limits and timeouts); the address, threads and workers stay. Returns
     // the problems (e.g. a log file that cannot be opened), empty when none.
     std::string reconfigure(const RunOptions& options);
 

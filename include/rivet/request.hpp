@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,28 +12,34 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/router.hpp"
-#include "http/request_parser.hpp"
-
-namespace rivet::engine {
-class Exchange;
-}
+#include <rivet/header_fields.hpp>
+#include <rivet/method.hpp>
 
 namespace rivet {
 
-using http::Method;
+// What the framework builds a Request from; opaque to users, so the public headers stand alone.
+namespace http {
+struct RequestHead;
+}
+namespace app {
+struct RouteParams;
+}
+namespace engine {
+class Exchange;
+}
 
 class Request {
 public:
+    // Made by the framework for each request (handlers receive one; they do not make them).
     Request(const http::RequestHead& head, std::string_view body, const app::RouteParams& params,
             const engine::Exchange* exchange = nullptr);
 
-    Method method() const { return head_->method; }
-    std::string_view method_name() const { return head_->method_name; }
-    std::string_view target() const { return head_->target; }  // as sent
-    std::string_view path() const { return head_->path; }      // without the query
-    std::string_view query_string() const { return head_->query; }
-    int version_minor() const { return head_->version_minor; }  // HTTP/1.<minor>
+    Method method() const;
+    std::string_view method_name() const;  // as sent, e.g. "GET"
+    std::string_view target() const;       // as sent
+    std::string_view path() const;         // without the query
+    std::string_view query_string() const;
+    int version_minor() const;  // HTTP/1.<minor>
     std::string_view body() const { return body_; }
     const std::string& peer_address() const;  // "127.0.0.1", "::1"; "" when unknown
     // The I/O loop serving the request (0 .. threads-1), for per-loop state that needs no
@@ -45,10 +50,10 @@ public:
     // Header fields, case-insensitive; first match, or "" when absent.
     std::string_view header(std::string_view name) const;
     bool has_header(std::string_view name) const;
-    std::span<const http::Header> headers() const { return head_->headers; }
+    HeaderFields headers() const;
 
     // Route parameters (":id" and "*rest" of the matched pattern), "" when absent.
-    std::string_view param(std::string_view name) const { return params_->get(name); }
+    std::string_view param(std::string_view name) const;
 
     // Decoded query parameters ("+" is a space); the first value of a repeated key.
     std::optional<std::string> query(std::string_view key) const;

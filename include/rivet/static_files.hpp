@@ -69,6 +69,17 @@ struct StaticStats {
     uint64_t evictions = 0;    // dropped to make room (entries or bytes)
     uint64_t entries = 0;      // held now
     uint64_t bytes = 0;        // file bytes held in memory now
+
+    StaticStats& operator+=(const StaticStats& o) {
+        hits += o.hits;
+        misses += o.misses;
+        revalidated += o.revalidated;
+        changed += o.changed;
+        evictions += o.evictions;
+        entries += o.entries;
+        bytes += o.bytes;
+        return *this;
+    }
 };
 
 class StaticFiles {

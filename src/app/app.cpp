@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/error_log.hpp"
+#include "app/method.hpp"
 #include "app/operations.hpp"
 #include "app/router.hpp"
 #include "app/worker_pool.hpp"
@@ -18,19 +19,25 @@ namespace rivet {
 
 namespace {
 
-constexpr Method kAllMethods[] = {Method::Get,   Method::Head,   Method::Post,
-                                  Method::Put,   Method::Delete, Method::Options,
-                                  Method::Patch, Method::Trace,  Method::Connect};
+using HttpMethod = http::Method;  // the parser's; Method is the public one
+
+constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,   HttpMethod::Head,   HttpMethod::Post,
+                                      HttpMethod::Put,   HttpMethod::Delete, HttpMethod::Options,
+                                      HttpMethod::Patch, HttpMethod::Trace,  HttpMethod::Connect};
 
 std::string allow_list(app::MethodSet allowed) {
-    allowed |= app::method_bit(Method::Options);  // OPTIONS is answered for every known path
+    allowed |= app::method_bit(HttpMethod::Options);  // OPTIONS is answered for every known path
     std::string out;
-    for (Method m : kAllMethods) {
+    for (HttpMethod m : kAllMethods) {
         if (!(allowed & app::method_bit(m))) continue;
         if (!out.empty()) out += ", ";
         out += http::method_name(m);
     }
     return out;
+}
+
+engine::ServerConfig server_config(const RunOptions& o) {
+    return {o.host, o.port, o.threads, o.limits, o.timeouts};
 }
 
 }  // namespace
@@ -76,7 +83,7 @@ void App::Impl::serve(engine::Exchange& ex) {
 
 void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     const auto& head = ex.head();
-    if (head.method == Method::Options && head.path == "*") {
+    if (head.method == HttpMethod::Options && head.path == "*") {
         Response res(200);
         res.header("Allow", allow_list(~app::MethodSet(0)));
         return ex.respond(res);
@@ -85,7 +92,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     if (match.kind == app::Router::Match::NotFound) return ex.respond_simple(404, "Not Found\n");
     if (match.kind == app::Router::Match::MethodNotAllowed) {
         std::string allow = "Allow: " + allow_list(match.allowed) + "\r\n";
-        if (head.method == Method::Options) return ex.respond_simple(204, {}, allow);
+        if (head.method == HttpMethod::Options) return ex.respond_simple(204, {}, allow);
         return ex.respond_simple(405, "Method Not Allowed\n", allow);
     }
     trace.route = match.route;
@@ -99,7 +106,10 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
             return run_offloaded(route, ex, match.params, trace);
         route.handler(req, res);
     } catch (const std::exception& e) {
-        app::log_error("handler for " + std::string(head.path) + " threw: " + e.what());
+        ops->handler_threw(ex.loop_index(), head.path, e.what());
+        return ex.respond_simple(500, "Internal Server Error\n");
+    } catch (...) {  // not a std::exception: still only this request fails
+        ops->handler_threw(ex.loop_index(), head.path, nullptr);
         return ex.respond_simple(500, "Internal Server Error\n");
     }
     if (route.files && res.status() == 404) {
@@ -130,13 +140,11 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
         try {
             (*job->handler)(job->request, res);
         } catch (const std::exception& e) {
-            app::log_error("offloaded handler for " + std::string(job->request.path()) +
-                           " threw: " + e.what());
+            job->ops->handler_threw(Request::kNoLoop, job->request.path(), e.what());
             res = Response(500);
             res.text("Internal Server Error\n");
         } catch (...) {  // not a std::exception: still only this request fails
-            app::log_error("offloaded handler for " + std::string(job->request.path()) +
-                           " threw a non-standard exception");
+            job->ops->handler_threw(Request::kNoLoop, job->request.path(), nullptr);
             res = Response(500);
             res.text("Internal Server Error\n");
         }
@@ -172,10 +180,10 @@ App::~App() {
 App::Route App::route(Method method, std::string_view pattern, Handler handler) {
     if (impl_->server) throw std::logic_error("routes must be added before the server starts");
     auto id = uint32_t(impl_->routes.size());
-    impl_->router.add(method, pattern, id);
-    if (!impl_->adding_mount) impl_->routes_only.add(method, pattern, id);
+    impl_->router.add(app::protocol_method(method), pattern, id);
+    if (!impl_->adding_mount) impl_->routes_only.add(app::protocol_method(method), pattern, id);
     impl_->routes.push_back({std::move(handler), false, nullptr});
-    impl_->labels.push_back({std::string(http::method_name(method)), std::string(pattern)});
+    impl_->labels.push_back({std::string(method_name(method)), std::string(pattern)});
     return Route(*this, id);
 }
 
@@ -206,16 +214,7 @@ StaticFiles& App::serve_static(std::string_view mount, std::string root, StaticO
 
 StaticStats App::static_stats() const {
     StaticStats sum;
-    for (const auto& m : impl_->mounts) {
-        StaticStats s = m->stats();
-        sum.hits += s.hits;
-        sum.misses += s.misses;
-        sum.revalidated += s.revalidated;
-        sum.changed += s.changed;
-        sum.evictions += s.evictions;
-        sum.entries += s.entries;
-        sum.bytes += s.bytes;
-    }
+    for (const auto& m : impl_->mounts) sum += m->stats();
     return sum;
 }
 
@@ -238,12 +237,8 @@ App::Route App::del(std::string_view p, Handler h) {
 uint16_t App::start(const RunOptions& options) {
     if (impl_->server) throw std::logic_error("the app is already running");
     impl_->options = options;
-    engine::ServerConfig config = options.server;
-    config.host = options.host;
-    config.port = options.port;
-    config.threads = options.threads;
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
-    impl_->server = std::make_unique<engine::Server>(config, *impl_);
+    impl_->server = std::make_unique<engine::Server>(server_config(options), *impl_);
     for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
     try {
         start_operations(options);
@@ -274,12 +269,8 @@ void App::start_operations(const RunOptions& options) {
     Impl* impl = impl_.get();
     impl_->ops = std::make_unique<app::Operations>(
         options.ops, impl_->server->threads(), impl_->labels, [this, impl] {
-            auto e = impl->server->stats();
             app::ServingStats s;
-            s.accepted = e.accepted;
-            s.open_connections = e.open_connections;
-            s.bytes_in = e.bytes_in;
-            s.bytes_out = e.bytes_out;
+            s.traffic = impl->server->stats();
             s.queue_depth = impl->pool->queued();
             s.workers = impl->pool->workers();
             if (!impl->mounts.empty()) {  // the static file caches' lookups
@@ -295,7 +286,7 @@ void App::start_operations(const RunOptions& options) {
         admin.host = options.ops.admin.admin_host;
         admin.port = options.ops.admin.admin_port;
         admin.threads = 1;
-        admin.max_connections = 64;
+        admin.limits.max_connections = 64;
         impl_->admin_server =
             std::make_unique<engine::Server>(admin, impl_->ops->admin_application());
         impl_->admin_server->start();
@@ -321,9 +312,9 @@ std::string App::reconfigure(const RunOptions& options) {
     ops.admin.admin_port = impl_->options.ops.admin.admin_port;  // the listener stays put
     ops.admin.admin_host = impl_->options.ops.admin.admin_host;
     std::string problems = impl_->ops->reconfigure(ops);
-    engine::ServerConfig config = options.server;
-    impl_->server->reconfigure(config);  // host, port and threads are kept as they are
-    impl_->options.server = options.server;
+    impl_->server->reconfigure(server_config(options));  // host, port and threads stay
+    impl_->options.limits = options.limits;
+    impl_->options.timeouts = options.timeouts;
     impl_->options.ops = ops;
     return problems;
 }

@@ -55,6 +55,11 @@ void Metrics::count_pool_rejected() {
     add(blocks_.back()->pool_rejected);
 }
 
+void Metrics::count_handler_exception(unsigned loop) {
+    if (loop >= blocks_.size() - 1) return add(blocks_.back()->handler_exceptions);  // a worker
+    bump(blocks_[loop]->handler_exceptions);
+}
+
 Metrics::Totals Metrics::totals() const {
     Totals t;
     t.by_route.assign(routes_.size(), {});
@@ -70,6 +75,7 @@ Metrics::Totals Metrics::totals() const {
         t.latency_sum_us += b->latency_sum_us.load(std::memory_order_relaxed);
         t.rate_limited += b->rate_limited.load(std::memory_order_relaxed);
         t.pool_rejected += b->pool_rejected.load(std::memory_order_relaxed);
+        t.handler_exceptions += b->handler_exceptions.load(std::memory_order_relaxed);
     }
     return t;
 }

@@ -38,6 +38,7 @@ public:
     // From any thread.
     void record_shared(uint32_t route, int status, uint64_t micros);
     void count_pool_rejected();
+    void count_handler_exception(unsigned loop);  // loop past the last: from a worker
 
     struct Totals {
         std::vector<std::array<uint64_t, kClasses>> by_route;  // [route][class]
@@ -46,6 +47,7 @@ public:
         uint64_t requests = 0;
         uint64_t rate_limited = 0;
         uint64_t pool_rejected = 0;
+        uint64_t handler_exceptions = 0;  // handlers that threw (answered 500)
     };
     Totals totals() const;
     const std::vector<RouteLabel>& routes() const { return routes_; }
@@ -58,6 +60,7 @@ private:
         std::atomic<uint64_t> latency_sum_us{0};
         std::atomic<uint64_t> rate_limited{0};
         std::atomic<uint64_t> pool_rejected{0};
+        std::atomic<uint64_t> handler_exceptions{0};
     };
     static size_t bucket_of(uint64_t micros);
     static size_t class_of(int status);

@@ -96,17 +96,17 @@ std::string prometheus_text(const Snapshot& s) {
 
     line(out, "# HELP rivet_received_bytes_total Bytes read from client connections.");
     line(out, "# TYPE rivet_received_bytes_total counter");
-    sample(out, "rivet_received_bytes_total", s.serving.bytes_in);
+    sample(out, "rivet_received_bytes_total", s.serving.traffic.bytes_in);
     line(out, "# HELP rivet_sent_bytes_total Bytes written to client connections.");
     line(out, "# TYPE rivet_sent_bytes_total counter");
-    sample(out, "rivet_sent_bytes_total", s.serving.bytes_out);
+    sample(out, "rivet_sent_bytes_total", s.serving.traffic.bytes_out);
 
     line(out, "# HELP rivet_connections_open Client connections open now.");
     line(out, "# TYPE rivet_connections_open gauge");
-    sample(out, "rivet_connections_open", s.serving.open_connections);
+    sample(out, "rivet_connections_open", s.serving.traffic.open_connections);
     line(out, "# HELP rivet_connections_accepted_total Client connections accepted.");
     line(out, "# TYPE rivet_connections_accepted_total counter");
-    sample(out, "rivet_connections_accepted_total", s.serving.accepted);
+    sample(out, "rivet_connections_accepted_total", s.serving.traffic.accepted);
 
     line(out, "# HELP rivet_worker_queue_depth Offloaded requests waiting for a worker.");
     line(out, "# TYPE rivet_worker_queue_depth gauge");
@@ -114,6 +114,9 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP rivet_worker_rejections_total Offloaded requests refused (503): queue full.");
     line(out, "# TYPE rivet_worker_rejections_total counter");
     sample(out, "rivet_worker_rejections_total", t.pool_rejected);
+    line(out, "# HELP rivet_handler_exceptions_total Handlers that threw (each answered 500).");
+    line(out, "# TYPE rivet_handler_exceptions_total counter");
+    sample(out, "rivet_handler_exceptions_total", t.handler_exceptions);
     line(out, "# HELP rivet_workers Worker pool threads.");
     line(out, "# TYPE rivet_workers gauge");
     sample(out, "rivet_workers", s.serving.workers);
@@ -169,14 +172,15 @@ std::string status_json(const Snapshot& s) {
         std::vector<uint64_t>(std::begin(Metrics::kBoundsUs), std::end(Metrics::kBoundsUs));
     j["latency_counts"] = t.latency;  // per bucket, the last is +Inf
     j["latency_sum_us"] = t.latency_sum_us;
-    j["connections"] = s.serving.open_connections;
-    j["accepted"] = s.serving.accepted;
-    j["bytes_in"] = s.serving.bytes_in;
-    j["bytes_out"] = s.serving.bytes_out;
+    j["connections"] = s.serving.traffic.open_connections;
+    j["accepted"] = s.serving.traffic.accepted;
+    j["bytes_in"] = s.serving.traffic.bytes_in;
+    j["bytes_out"] = s.serving.traffic.bytes_out;
     j["queue_depth"] = s.serving.queue_depth;
     j["workers"] = s.serving.workers;
     j["loops"] = s.serving.loops;
     j["pool_rejected"] = t.pool_rejected;
+    j["handler_exceptions"] = t.handler_exceptions;
     j["rate_limiting"] = s.rate_limiting;
     j["rate_limited"] = t.rate_limited;
     j["rate_limit_clients"] = s.rate_limit_clients;

@@ -7,15 +7,13 @@
 #include <string>
 
 #include "app/metrics.hpp"
+#include "engine/loop_stats.hpp"
 
 namespace rivet::app {
 
 // What the App knows beyond Metrics: the engine's and the worker pool's own counters.
 struct ServingStats {
-    uint64_t accepted = 0;
-    uint64_t open_connections = 0;
-    uint64_t bytes_in = 0;   // read from client sockets
-    uint64_t bytes_out = 0;  // written to them
+    engine::ServerStats traffic;  // connections and bytes, summed over the loops
     uint64_t queue_depth = 0;
     unsigned workers = 0;
     unsigned loops = 0;

@@ -113,7 +113,7 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
     const auto& admin = settings().options.admin;
     std::string_view path = ex.head().path;
     auto method = ex.head().method;
-    if (method != Method::Get && method != Method::Head) return false;
+    if (method != http::Method::Get && method != http::Method::Head) return false;
     if (admin.metrics && path == "/metrics") {
         trace.route = first_pseudo_ + kMetrics;
         Response res;
@@ -190,7 +190,7 @@ void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& tra
             r.user_agent = h.value;
     }
     r.status = ex.status();
-    r.body_bytes = head.method == Method::Head ? 0 : ex.body_bytes();
+    r.body_bytes = head.method == http::Method::Head ? 0 : ex.body_bytes();
     r.micros = micros;
     access_log_.write(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
 }
@@ -206,7 +206,7 @@ void Operations::finish_offloaded(const Request& req, const Trace& trace, const 
     r.referer = req.header("Referer");
     r.user_agent = req.header("User-Agent");
     r.status = res.status();
-    const http::FileRange* file = res.file_range();
+    const FileRange* file = res.file_range();
     r.body_bytes = req.method() == Method::Head ? 0 : file ? file->length : res.body().size();
     r.micros = micros;
     access_log_.write(loops_, r, trace.client);
@@ -218,6 +218,13 @@ void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int s
     AccessRecord r;
     r.status = status;
     access_log_.write(loop, r, from_peer(peer));
+}
+
+void Operations::handler_threw(unsigned loop, std::string_view path, const char* what) {
+    metrics_.count_handler_exception(loop);
+    std::string where = loop == Request::kNoLoop ? "offloaded handler for " : "handler for ";
+    where.append(path);
+    log_error(what ? where + " threw: " + what : where + " threw a non-standard exception");
 }
 
 Snapshot Operations::snapshot() {

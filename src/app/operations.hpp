@@ -68,6 +68,9 @@ public:
         trace.have_client = true;
     }
     void count_pool_rejected() { metrics_.count_pool_rejected(); }
+    // A handler threw: logged here with what it threw (`what`, or null when it was not a
+    // std::exception), counted, and answered 500 by the caller.
+    void handler_threw(unsigned loop, std::string_view path, const char* what);
 
     uint32_t unrouted() const { return first_pseudo_; }  // 404/405/429 and OPTIONS *
 

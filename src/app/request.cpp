@@ -1,9 +1,31 @@
 #include <rivet/request.hpp>
 
+#include "app/method.hpp"
 #include "app/query.hpp"
+#include "app/router.hpp"
 #include "engine/exchange.hpp"
+#include "http/request_parser.hpp"
 
 namespace rivet {
+
+std::string_view method_name(Method m) {
+    return http::method_name(app::protocol_method(m));
+}
+
+HeaderField HeaderFields::operator[](size_t i) const {
+    const http::Header& h = static_cast<const http::Header*>(fields_)[i];
+    return {h.name, h.value};
+}
+
+std::string_view HeaderFields::find(std::string_view name) const {
+    return http::find_header({static_cast<const http::Header*>(fields_), size_}, name);
+}
+
+bool HeaderFields::contains(std::string_view name) const {
+    for (const http::Header& h : std::span(static_cast<const http::Header*>(fields_), size_))
+        if (http::iequals(h.name, name)) return true;
+    return false;
+}
 
 // The bytes of a detached request: one string for every view, plus its own header array.
 struct Request::Owned {
@@ -26,16 +48,38 @@ unsigned Request::loop_index() const {
     return exchange_ ? exchange_->loop_index() : kNoLoop;
 }
 
+Method Request::method() const {
+    return app::public_method(head_->method);
+}
+std::string_view Request::method_name() const {
+    return head_->method_name;
+}
+std::string_view Request::target() const {
+    return head_->target;
+}
+std::string_view Request::path() const {
+    return head_->path;
+}
+std::string_view Request::query_string() const {
+    return head_->query;
+}
+int Request::version_minor() const {
+    return head_->version_minor;
+}
+std::string_view Request::param(std::string_view name) const {
+    return params_->get(name);
+}
+
+HeaderFields Request::headers() const {
+    return {head_->headers.data(), head_->headers.size()};
+}
+
 std::string_view Request::header(std::string_view name) const {
-    for (const auto& h : head_->headers)
-        if (http::iequals(h.name, name)) return h.value;
-    return {};
+    return http::find_header(head_->headers, name);
 }
 
 bool Request::has_header(std::string_view name) const {
-    for (const auto& h : head_->headers)
-        if (http::iequals(h.name, name)) return true;
-    return false;
+    return headers().contains(name);
 }
 
 const std::vector<std::pair<std::string, std::string>>& Request::query_params() const {

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <cstdint>
 #include <stdexcept>
 
@@ -11,20 +10,6 @@
 namespace rivet {
 
 namespace {
-
-// The token bytes of RFC 9110 §5.6.2, as a table: header() runs for every field of every
-// response, so one load per byte rather than a search.
-constexpr auto kTokenBytes = [] {
-    std::array<bool, 256> t{};
-    for (int c = '0'; c <= '9'; ++c) t[c] = true;
-    for (int c = 'a'; c <= 'z'; ++c) t[c] = t[c - 32] = true;
-    for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[uint8_t(c)] = true;
-    return t;
-}();
-
-bool is_token_char(unsigned char c) {
-    return kTokenBytes[c];
-}
 
 // CR, LF and NUL are all below 0x0E, so most bytes are cleared by one comparison. The message
 // is only built when it is needed (no allocation per field).
@@ -84,9 +69,8 @@ Response& Response::content_type(std::string_view type) {
 
 Response& Response::header(std::string_view name, std::string_view value) {
     if (name.empty()) throw std::invalid_argument("empty header name");
-    for (unsigned char c : name)
-        if (!is_token_char(c))
-            throw std::invalid_argument("invalid header name: " + std::string(name));
+    if (!http::is_token(name))
+        throw std::invalid_argument("invalid header name: " + std::string(name));
     check_value(value, "header ", name);
     if (http::iequals(name, "Content-Type")) return content_type(value);
     if (http::iequals(name, "Content-Length") || http::iequals(name, "Transfer-Encoding") ||

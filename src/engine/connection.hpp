@@ -1,8 +1,15 @@
 // Connection: one client socket and the HTTP/1.1 state machine that serves it.
 //
-// Reads land in the loop's shared receive buffer; every complete request in it is parsed and
-// answered in place, and only an unfinished tail is copied into the connection's own buffer.
-// Responses for one read go out with one write. An idle keep-alive connection owns no buffer.
+// A connection is in one Phase at a time (below); what it reads, which timeout runs and when it
+// closes follow from the phase. Reads land in the loop's shared receive buffer; every complete
+// request in it is parsed and answered in place, and only an unfinished tail is copied into the
+// connection's own buffer. A head is parsed once: when its body has not all arrived, the head
+// (with a copy of its fields) and a BodyReader wait in `body_` while the body comes in.
+//
+// Answers leave in request order. Every answer (a handler's Response, a server-made one, or the
+// place of one that comes later from another thread) goes through answer(): straight into the
+// output when nothing before it is still owed, else into the queue of slots. Answers for one read
+// go out with one write. An idle keep-alive connection owns no buffer.
 #pragma once
 
 #include <sys/socket.h>
@@ -12,9 +19,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include <rivet/response.hpp>
+
+#include "engine/body_reader.hpp"
 #include "engine/exchange.hpp"
-#include "http/chunked_decoder.hpp"
 #include "http/response_writer.hpp"
 #include "net/loop.hpp"
 #include "net/timer_wheel.hpp"
@@ -25,23 +35,33 @@ class IoThread;
 
 class Connection final : public net::IoHandler, public net::Timer {
 public:
+    enum class Phase : uint8_t {
+        Head,       // reading a request head (an idle keep-alive connection too)
+        Body,       // the head is parsed, its body is arriving (body_)
+        Paused,     // between two requests: reading waits until enough owed answers have left
+        Closing,    // no more requests: what is owed is sent, then the connection closes
+        Lingering,  // all sent and our side shut: input is read and dropped until EOF or timeout
+        Closed,
+    };
+
     Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer);
     ~Connection();
 
     uint64_t id() const { return id_; }
     int fd() const { return fd_; }
+    Phase phase() const { return phase_; }
     bool idle() const;  // nothing read, nothing owed: safe to close during a drain
     std::string peer_address() const;
     PeerIp peer_ip() const;
     unsigned loop_index() const;
 
     // Called by Exchange.
-    void respond(const http::RequestHead& head, const http::Response& response);
+    void respond(const http::RequestHead& head, const Response& response);
     void respond_simple(const http::RequestHead& head, int status, std::string_view body,
                         std::string_view extra_fields);
     Deferred defer(const http::RequestHead& head);
     // Called by IoThread when a deferred response arrives.
-    void complete(uint64_t sequence, http::Response&& response);
+    void complete(uint64_t sequence, Response&& response);
 
     void close_now();        // immediately, whatever is pending
     void close_when_idle();  // during a drain: after what is in flight
@@ -49,66 +69,96 @@ public:
 private:
     // Unfinished input up to this size is re-read through the loop's shared buffer.
     static constexpr size_t kTailToShared = 16 * 1024;
+    // File pieces or stream pumps sent in one flush; past it the body waits for the next
+    // writable event, so one large answer cannot hold the loop.
+    static constexpr uint8_t kBodyPiecesPerFlush = 4;
+
+    // One request's answer, in the form its maker had it.
+    struct Answer {
+        enum class Kind : uint8_t { Full, Simple, Later } kind;
+        const Response* response = nullptr;  // Full: a handler's response
+        int status = 0;                      // Simple: a server-made plain-text answer
+        std::string_view body;
+        std::string_view extra_fields;
+    };
+    // An answer waiting for the ones before it.
+    struct Slot {
+        uint64_t sequence;
+        bool ready;  // false: its Deferred has not completed yet
+        http::Framing framing;
+        std::optional<Response> response;  // serialized when it leaves (see release_ready_slots)
+        std::string bytes;                 // or an answer already serialized
+    };
+    // What is owed beyond the output buffer; allocated on first use.
+    struct Pending {
+        std::deque<Slot> slots;
+        uint64_t next_sequence = 1;
+        std::shared_ptr<BodyProducer> stream;  // the body being streamed now
+        FileRange file;                        // or the file being sent now
+        bool stream_chunked = false;
+        bool body_ends_connection = false;  // the stream or file is the connection's last answer
+    };
+    // Phase::Body: a parsed head waiting for its body. The views point into in_.
+    struct BodyInProgress {
+        BodyInProgress(const http::RequestHead& h, size_t bytes, uint64_t max_body);
+        void rebase(const char* from, size_t len, const char* to);  // in_'s bytes moved
+
+        http::RequestHead head;
+        std::vector<http::Header> fields;  // the loop's field storage serves other connections
+        size_t head_bytes;
+        BodyReader reader;
+        bool continue_owed = false;  // 100 Continue waits for earlier answers to leave
+    };
 
     void on_io(uint32_t events) override;
     void on_timeout() override;
 
+    // Reading (connection.cpp).
     void on_readable();
-    size_t process(const char* data, size_t len);
-    bool serve_one(const char* data, size_t len, size_t& consumed);
+    void on_peer_eof();
+    size_t serve_input(const char* data, size_t len);
+    size_t finish_body(const char* data, size_t len);
+    void begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader);
+    void keep_unused(const char* data, size_t used, size_t len, bool head_restarts);
     void dispatch(const http::RequestHead& head, std::string_view body);
     void fail(int status, const char* reason);
-
-    http::Framing framing_for(const http::RequestHead& head, bool close_requested);
-    std::string& output();
-    bool in_order() const;  // nothing is waiting: an answer can go straight to the output
-    void emit(std::string_view bytes, const http::Framing& framing);
-    bool write_out(const http::Response& response, http::Framing framing);  // true: it ends
-    void start_stream(std::shared_ptr<http::BodyProducer> stream, const http::Framing& framing);
-    void maybe_send_continue(const http::RequestHead& head);
+    void end_reading();
     bool should_pause() const;
+    void resume_reading();
+
+    // Answering, in order (connection_answer.cpp).
+    http::Framing framing_for(const http::RequestHead& head, bool close_requested) const;
+    uint64_t answer(const Answer& a, const http::Framing& framing);
+    void write_now(const Answer& a, const http::Framing& framing);
+    bool write_out(const Response& response, http::Framing framing);  // true: it ends
     void release_ready_slots();
+    void send_continue();
     void pump_stream();
-    bool send_file_piece();  // false: the socket is full (or the connection closed)
+    std::string& output();
     bool sending_body() const { return pending_ && (pending_->stream || pending_->file.file); }
     // Answers still to send after what is in the output: queued slots, or a body in progress.
     bool owes() const { return pending_ && (!pending_->slots.empty() || sending_body()); }
+    Pending& pending();
+
+    // The socket side (connection_io.cpp).
     void flush();
+    bool send_file_piece();  // false: the socket is full (or the connection closed)
     void after_flush();
     void begin_close();
+    void drop_input();
     void update_interest();
     void arm_timer();
-    void resume_reading();
 
     IoThread& owner_;
     int fd_;
     uint64_t id_;
-    std::string in_;   // unfinished request bytes (empty while idle)
-    std::string out_;  // unsent response bytes (empty while idle)
-    size_t out_sent_ = 0;  // bytes at the front of out_ already sent
-
-    // Requests answered out of order wait here (only while a deferred response is outstanding).
-    struct Slot {
-        uint64_t sequence;
-        bool ready;
-        http::Framing framing;
-        std::optional<http::Response> response;  // serialized when it leaves (see release)
-        std::string bytes;                       // or a protocol answer, already serialized
-    };
-    struct Pending {
-        std::deque<Slot> slots;
-        uint64_t next_sequence = 1;
-        http::ChunkedDecoder chunked;
-        std::string chunked_body;
-        size_t chunked_raw = 0;  // bytes after the head already fed to the decoder
-        bool chunked_active = false;
-        std::shared_ptr<http::BodyProducer> stream;  // the body being streamed now
-        http::FileRange file;                        // or the file being sent now
-        bool stream_chunked = false;
-        bool body_ends_connection = false;  // the stream or file is the connection's last answer
-    };
-    std::unique_ptr<Pending> pending_;  // allocated on first use
-    Pending& pending();
+    Phase phase_ = Phase::Head;
+    std::string in_;            // unread request bytes (empty while idle)
+    std::string out_;           // unsent response bytes (empty while idle)
+    size_t out_sent_ = 0;       // bytes at the front of out_ already sent
+    http::HeadScan head_scan_;  // the unfinished head at the front of the input
+    std::unique_ptr<BodyInProgress> body_;
+    std::unique_ptr<Pending> pending_;
 
     uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
     uint8_t peer_bytes_[16] = {};
@@ -117,21 +167,11 @@ private:
     uint64_t write_progress_ms_ = 0;  // when a write last moved bytes (write timeout)
     uint32_t served_ = 0;
     uint8_t interest_ = 0;
-    bool closing_ = false;  // answer no more requests; close once the output drains
-    bool peer_eof_ = false;
-    bool lingering_ = false;  // output done, write side shut, discarding input until EOF
-    bool continue_sent_ = false;
-    bool continue_owed_ = false;  // 100 Continue waits for earlier responses to leave
-    bool reading_paused_ = false;
-    bool awaiting_body_ = false;    // in_ holds a complete head whose body is still arriving
-    bool discarded_input_ = false;  // unread request bytes were dropped: close must linger
-    // While on_readable() runs: its read took all the socket held (a short read).
-    bool input_drained_ = false;
-    bool closed_ = false;
-    // File pieces or stream pumps sent in this flush; past kBodyPiecesPerFlush the body waits
-    // for the next writable event, so one large answer cannot hold the loop.
-    static constexpr uint8_t kBodyPiecesPerFlush = 4;
     uint8_t body_pieces_this_flush_ = 0;
+    // Facts about the socket, whatever the phase.
+    bool peer_eof_ = false;         // the client will send nothing more
+    bool discarded_input_ = false;  // unread request bytes were dropped: closing must linger
+    bool input_drained_ = false;    // while on_readable() runs: its read emptied the socket
 };
 
 }  // namespace rivet::engine

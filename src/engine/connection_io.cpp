@@ -13,7 +13,7 @@
 namespace rivet::engine {
 
 void Connection::flush() {
-    if (closed_) return;
+    if (phase_ == Phase::Closed) return;
     std::string& shared = owner_.write_buffer();
     for (;;) {
         if (!out_.empty()) {
@@ -66,7 +66,7 @@ void Connection::flush() {
             return close_now();  // the head is gone already: all we can do is cut it short
         }
     }
-    if (closed_) return;
+    if (phase_ == Phase::Closed) return;
     if (out_.empty() && out_.capacity() > 0) std::string().swap(out_);
     after_flush();
 }
@@ -93,49 +93,34 @@ bool Connection::send_file_piece() {
     f.length -= uint64_t(n);
     if (f.length > 0) return size_t(n) == kPiece && ++body_pieces_this_flush_ < kBodyPiecesPerFlush;
     pending_->file = {};
-    if (pending_->body_ends_connection) closing_ = true;
+    if (pending_->body_ends_connection) end_reading();
     release_ready_slots();
     return true;
 }
 
+// What the connection does once the output is written: close, send an owed 100 Continue, pause
+// or resume reading, and wait for the next event with the timeout its phase calls for.
 void Connection::after_flush() {
-    if (closed_) return;
+    if (phase_ == Phase::Closed) return;
     body_pieces_this_flush_ = 0;
-    bool owes = this->owes();
-    if (out_.empty() && !owes && (closing_ || peer_eof_)) return begin_close();
-    if (out_.empty() && !owes && in_.empty() && owner_.draining()) return begin_close();
-    if (continue_owed_ && !owes && !continue_sent_) {
-        continue_owed_ = false;
-        continue_sent_ = true;
-        out_.append("HTTP/1.1 100 Continue\r\n\r\n");
+    const bool done = out_.empty() && !owes();
+    if (done && (phase_ == Phase::Closing || peer_eof_)) return begin_close();
+    if (done && in_.empty() && owner_.draining()) return begin_close();
+    if (body_ && body_->continue_owed && !owes()) {
+        body_->continue_owed = false;
+        send_continue();
         return flush();
     }
-    if (reading_paused_ && !should_pause()) return resume_reading();
-    reading_paused_ = should_pause();
-    update_interest();
-    arm_timer();
-}
-
-// Buffered requests are not announced again by epoll: serve them when the reason to pause ends.
-void Connection::resume_reading() {
-    reading_paused_ = false;
-    if (!in_.empty() && !closing_) {
-        size_t used = process(in_.data(), in_.size());
-        if (closed_) return;
-        if (closing_ && used < in_.size()) discarded_input_ = true;
-        if (closing_ || used == in_.size())
-            std::string().swap(in_);
-        else
-            in_.erase(0, used);
-        return flush();
-    }
+    if (phase_ == Phase::Paused && !should_pause()) return resume_reading();
+    if (phase_ == Phase::Head && should_pause()) phase_ = Phase::Paused;
     update_interest();
     arm_timer();
 }
 
 void Connection::update_interest() {
     uint8_t want = 0;
-    if (lingering_ || (!reading_paused_ && !peer_eof_ && !closing_)) want |= net::kReadable;
+    if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::Lingering)
+        want |= net::kReadable;
     if (!out_.empty() || sending_body()) want |= net::kWritable;
     if (want != interest_) {
         interest_ = want;
@@ -144,28 +129,22 @@ void Connection::update_interest() {
 }
 
 void Connection::arm_timer() {
-    const auto& cfg = owner_.config();
+    const auto& cfg = owner_.config().timeouts;
     auto& timers = owner_.loop().timers();
     uint64_t now = owner_.loop().now_ms();
-    if (lingering_) return timers.schedule(*this, cfg.linger_timeout_ms);
+    if (phase_ == Phase::Lingering) return timers.schedule(*this, cfg.linger_ms);
     if (!out_.empty() || sending_body()) {
         // Counted from the last write that moved bytes: input from a client that never reads
         // must not keep the connection (and its unsent output) alive.
-        uint64_t deadline = write_progress_ms_ + cfg.write_timeout_ms;
+        uint64_t deadline = write_progress_ms_ + cfg.write_ms;
         return timers.schedule(*this, deadline > now ? deadline - now : 0);
     }
     if (owes()) return timers.cancel(*this);
-    if (in_.empty()) {
-        // A fresh connection owes us a request head; a kept-alive one may rest.
-        if (served_ == 0) {
-            uint64_t deadline = head_started_ms_ + cfg.header_timeout_ms;
-            return timers.schedule(*this, deadline > now ? deadline - now : 0);
-        }
-        return timers.schedule(*this, cfg.idle_timeout_ms);
-    }
-    if (awaiting_body_) return timers.schedule(*this, cfg.body_timeout_ms);
-    // The head's clock does not restart with each byte, or a slow sender could hold us forever.
-    uint64_t deadline = head_started_ms_ + cfg.header_timeout_ms;
+    if (phase_ == Phase::Body) return timers.schedule(*this, cfg.body_ms);
+    if (in_.empty() && served_ > 0) return timers.schedule(*this, cfg.idle_ms);  // may rest
+    // A fresh connection owes us a request head. The head's clock does not restart with each
+    // byte, or a slow sender could hold us forever.
+    uint64_t deadline = head_started_ms_ + cfg.header_ms;
     timers.schedule(*this, deadline > now ? deadline - now : 0);
 }
 
@@ -186,14 +165,20 @@ void Connection::begin_close() {
     // Unread input is still arriving: closing now would answer it with a RST that can destroy
     // the response we just sent. Shut our side, read and drop until the client closes.
     shutdown(fd_, SHUT_WR);
-    lingering_ = true;
+    phase_ = Phase::Lingering;
+    body_.reset();
     std::string().swap(in_);
     update_interest();
     arm_timer();
 }
 
+void Connection::drop_input() {
+    ssize_t n = read(fd_, owner_.read_buffer(), IoThread::kReadBufferSize);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) close_now();
+}
+
 void Connection::close_when_idle() {
-    if (closed_) return;
+    if (phase_ == Phase::Closed) return;
     // A connection accepted but not yet read may carry a request already: it gets answered
     // (with "Connection: close"), bounded by the header and drain timeouts.
     if (idle() && served_ > 0) return close_now();
@@ -202,8 +187,8 @@ void Connection::close_when_idle() {
 }
 
 void Connection::close_now() {
-    if (closed_) return;
-    closed_ = true;
+    if (phase_ == Phase::Closed) return;
+    phase_ = Phase::Closed;
     owner_.loop().timers().cancel(*this);
     // No EPOLL_CTL_DEL: the socket is never duplicated, so closing it drops its registration.
     ::close(fd_);

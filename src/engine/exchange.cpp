@@ -15,11 +15,11 @@ unsigned Exchange::loop_index() const {
     return connection_.loop_index();
 }
 
-void Exchange::respond(const http::Response& response) {
+void Exchange::respond(const Response& response) {
     if (answered_) return;
     answered_ = true;
     status_ = response.status();
-    const http::FileRange* file = response.file_range();
+    const FileRange* file = response.file_range();
     body_bytes_ = file ? file->length : response.body().size();
     connection_.respond(head_, response);
 }
@@ -41,7 +41,7 @@ Deferred Exchange::defer() {
 Deferred& Deferred::operator=(Deferred&& other) noexcept {
     if (this != &other) {
         if (valid()) {
-            complete(std::move(http::Response(500).text("Internal Server Error\n")));
+            complete(std::move(Response(500).text("Internal Server Error\n")));
         }
         thread_ = other.thread_;
         fd_ = other.fd_;
@@ -54,11 +54,11 @@ Deferred& Deferred::operator=(Deferred&& other) noexcept {
 
 Deferred::~Deferred() {
     if (valid()) {
-        complete(std::move(http::Response(500).text("Internal Server Error\n")));
+        complete(std::move(Response(500).text("Internal Server Error\n")));
     }
 }
 
-void Deferred::complete(http::Response&& response) {
+void Deferred::complete(Response&& response) {
     if (!thread_) return;
     IoThread* thread = thread_;
     thread_ = nullptr;

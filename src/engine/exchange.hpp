@@ -7,8 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include <rivet/response.hpp>
+
 #include "http/request_parser.hpp"
-#include "http/response.hpp"
 
 namespace rivet::engine {
 
@@ -32,7 +33,7 @@ public:
     Deferred& operator=(const Deferred&) = delete;
     ~Deferred();
 
-    void complete(http::Response&& response);
+    void complete(Response&& response);
     bool valid() const { return thread_ != nullptr; }
 
 private:
@@ -54,7 +55,7 @@ public:
     PeerIp peer_ip() const;
     unsigned loop_index() const;
 
-    void respond(const http::Response& response);
+    void respond(const Response& response);
     // A protocol-level answer (404, 405, 503 ...) with a plain-text body and optional extra
     // fields ("Allow: GET\r\n").
     void respond_simple(int status, std::string_view body, std::string_view extra_fields = {});

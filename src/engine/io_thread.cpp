@@ -16,9 +16,10 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
       app_(app),
       listen_fd_(listen_fd),
       read_buffer_(new char[kReadBufferSize]),
-      headers_(config.limits.max_headers) {
+      headers_(config.limits.max_headers),
+      parser_limits_(engine::parser_limits(config.limits)) {
     unsigned threads = config.threads ? config.threads : 1;
-    max_open_ = std::max<size_t>(1, config.max_connections / threads);
+    max_open_ = std::max<size_t>(1, config.limits.max_connections / threads);
     drain_timer_.owner = this;
     accept_retry_.owner = this;
     write_buffer_.reserve(64 * 1024);
@@ -88,8 +89,7 @@ void IoThread::connection_closed(Connection* c) {
     if (!accepting_ && open_ < max_open_) set_accepting(true);
 }
 
-void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence,
-                       http::Response&& response) {
+void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence, Response&& response) {
     if (fd < 0 || size_t(fd) >= by_fd_.size()) return;
     Connection* c = by_fd_[fd];
     if (c && c->id() == connection_id) c->complete(sequence, std::move(response));
@@ -106,7 +106,7 @@ void IoThread::begin_drain() {
         listen_fd_ = -1;
         for (Connection* c : by_fd_)
             if (c) c->close_when_idle();
-        loop_.timers().schedule(drain_timer_, config_.drain_timeout_ms);
+        loop_.timers().schedule(drain_timer_, config_.timeouts.drain_ms);
         finish_drain_if_done();
     });
 }
@@ -121,7 +121,8 @@ void IoThread::reconfigure(const ServerConfig& config) {
         config_.port = port;
         config_.threads = threads;
         headers_.resize(config_.limits.max_headers);  // no parse is in progress here
-        max_open_ = std::max<size_t>(1, config_.max_connections / (threads ? threads : 1));
+        parser_limits_ = engine::parser_limits(config_.limits);
+        max_open_ = std::max<size_t>(1, config_.limits.max_connections / (threads ? threads : 1));
         if (!draining_) set_accepting(open_ < max_open_);
     });
 }

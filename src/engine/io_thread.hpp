@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/exchange.hpp"
+#include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
 #include "http/response_writer.hpp"
 #include "net/loop.hpp"
@@ -20,21 +21,6 @@
 namespace rivet::engine {
 
 class Connection;
-
-// Per-loop counters: written only by the loop's thread, read by others for monitoring.
-// Atomic so that those reads are well-defined, but bumped with a plain load and store: one
-// writer needs no locked read-modify-write on the request path.
-struct LoopStats {
-    std::atomic<uint64_t> accepted{0};
-    std::atomic<uint64_t> requests{0};
-    std::atomic<uint64_t> open_connections{0};
-    std::atomic<uint64_t> bytes_in{0};   // read from client sockets
-    std::atomic<uint64_t> bytes_out{0};  // written to them (sendfile included)
-
-    static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
-        counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-};
 
 class IoThread final : public net::IoHandler {
 public:
@@ -53,6 +39,7 @@ public:
     // --- used by connections, on this thread ---
     net::Loop& loop() { return loop_; }
     const ServerConfig& config() const { return config_; }
+    const http::ParserLimits& parser_limits() const { return parser_limits_; }
     Application& app() { return app_; }
     unsigned index() const { return index_; }
     std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
@@ -67,7 +54,7 @@ public:
 
     void connection_closed(Connection* c);
     // Delivers a deferred response posted from another thread (runs on this thread).
-    void deliver(int fd, uint64_t connection_id, uint64_t sequence, http::Response&& response);
+    void deliver(int fd, uint64_t connection_id, uint64_t sequence, Response&& response);
 
 private:
     void on_io(uint32_t events) override;  // the listening socket
@@ -87,6 +74,7 @@ private:
     std::unique_ptr<char[]> read_buffer_;
     std::string write_buffer_;
     std::vector<http::Header> headers_;
+    http::ParserLimits parser_limits_;  // config_.limits as the parser takes them
 
     std::vector<Connection*> by_fd_;      // live connections, indexed by fd
     std::vector<Connection*> graveyard_;  // closed this turn, deleted at its end

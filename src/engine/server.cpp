@@ -41,13 +41,7 @@ void Server::reconfigure(const ServerConfig& config) {
 
 ServerStats Server::stats() const {
     ServerStats s;
-    for (auto& t : threads_) {
-        s.accepted += t->stats().accepted.load(std::memory_order_relaxed);
-        s.requests += t->stats().requests.load(std::memory_order_relaxed);
-        s.open_connections += t->stats().open_connections.load(std::memory_order_relaxed);
-        s.bytes_in += t->stats().bytes_in.load(std::memory_order_relaxed);
-        s.bytes_out += t->stats().bytes_out.load(std::memory_order_relaxed);
-    }
+    for (auto& t : threads_) s += t->stats().read();
     return s;
 }
 

@@ -7,19 +7,12 @@
 #include <vector>
 
 #include "engine/exchange.hpp"
+#include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
 
 namespace rivet::engine {
 
 class IoThread;
-
-struct ServerStats {
-    uint64_t accepted = 0;
-    uint64_t requests = 0;
-    uint64_t open_connections = 0;
-    uint64_t bytes_in = 0;
-    uint64_t bytes_out = 0;
-};
 
 class Server {
 public:

@@ -332,12 +332,11 @@ const char* apply_field(std::string_view name, std::string_view v, Fields& f, ui
 
 }  // namespace
 
-ParseResult parse_request_head(std::string_view data, RequestHead& out,
-                               std::span<Header> headers_storage, const ParserLimits& limits,
-                               size_t scanned) {
-    // One pass validates while it goes, so there is no separate search for the end of the head
-    // for `scanned` to shorten; the parameter stays for callers that track it anyway.
-    (void)scanned;
+namespace {
+
+// The validating pass over the whole head.
+ParseResult validate_head(std::string_view data, RequestHead& out,
+                          std::span<Header> headers_storage, const ParserLimits& limits) {
     // What a success may leave unset; the rest is assigned on the way (and is unspecified
     // after an error), which saves clearing the whole struct on the hot path.
     out.path = out.query = out.authority = {};
@@ -481,6 +480,49 @@ ParseResult parse_request_head(std::string_view data, RequestHead& out,
     return ParseResult::complete(i);
 }
 
+// Where the first CRLFCRLF at or after `from` ends, or npos. Every complete head ends with one
+// (CR and LF come only in pairs in a valid head), so not finding it proves the head unfinished.
+size_t find_head_end(std::string_view data, size_t from) {
+    while (from < data.size()) {
+        const void* cr = std::memchr(data.data() + from, '\r', data.size() - from);
+        if (!cr) return std::string_view::npos;
+        const size_t at = static_cast<size_t>(static_cast<const char*>(cr) - data.data());
+        if (data.size() - at >= 4 && std::memcmp(data.data() + at, "\r\n\r\n", 4) == 0)
+            return at + 4;
+        from = at + 1;
+    }
+    return std::string_view::npos;
+}
+
+}  // namespace
+
+ParseResult parse_request_head(std::string_view data, RequestHead& out,
+                               std::span<Header> headers_storage, const ParserLimits& limits,
+                               HeadScan* scan) {
+    const size_t n = data.size();
+    size_t searched = 0;
+    if (scan && scan->searched > 0 && scan->searched <= n) {
+        // The head's end may straddle the old and new bytes: look again from 3 bytes back.
+        const size_t from = scan->searched > 3 ? scan->searched - 3 : 0;
+        searched = n - from;
+        // Past this size no head can still be unfinished: the validating pass must give its
+        // 414 or 431 now rather than let the buffer grow.
+        const size_t largest = limits.max_request_line + limits.max_header_bytes + 4;
+        const bool revalidate = n >= 2 * size_t(scan->validated) || n >= largest;
+        if (!revalidate && find_head_end(data, from) == std::string_view::npos) {
+            scan->searched = static_cast<uint32_t>(n);
+            ParseResult r = ParseResult::incomplete();
+            r.examined = searched;
+            return r;
+        }
+    }
+    ParseResult r = validate_head(data, out, headers_storage, limits);
+    r.examined = searched + n;
+    if (scan && r.kind == ParseResult::Incomplete)
+        scan->searched = scan->validated = static_cast<uint32_t>(n);
+    return r;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
@@ -489,8 +531,17 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
-std::string_view find_header(const RequestHead& head, std::string_view name) {
-    for (const Header& h : head.headers)
+bool is_token_char(unsigned char c) {
+    return is(c, kToken);
+}
+
+bool is_token(std::string_view s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    return !s.empty() && scan_token(p, 0, s.size()) == s.size();
+}
+
+std::string_view find_header(std::span<const Header> headers, std::string_view name) {
+    for (const Header& h : headers)
         if (iequals(h.name, name)) return h.value;
     return {};
 }

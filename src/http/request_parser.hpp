@@ -3,11 +3,14 @@
 // One call, picohttpparser style: hand it the bytes received so far; it either needs more, rejects
 // the request (with the status code to answer), or returns how many bytes the head took. Every
 // string in the result is a view into the caller's buffer, valid while that buffer is unchanged.
-// The parser keeps no state between calls: a caller re-parses the growing buffer from its start
-// (one forward pass: some 100 ns for a small head, 250 ns for a 700-byte one), and gets the same
-// answer however the bytes were split. Rules are strict where framing is at stake (RFC 9112 §6,
-// §11): CRLF only, no obs-fold, no bare CR, one Content-Length value, chunked last and alone; see
-// request_parser.cpp.
+// A head is validated in one forward pass (some 100 ns for a small head, 250 ns for a 700-byte
+// one). A caller that feeds a growing head again keeps a HeadScan: the next call then looks for
+// the end of the head only in the new bytes, and runs the validating pass again only when the
+// end has arrived, a limit may have been crossed, or the bytes have doubled since the last pass,
+// so a head that trickles in a byte at a time costs linear work, not quadratic. The answer is
+// the same however the bytes were split. Rules are strict where framing is at stake (RFC 9112
+// §6, §11): CRLF only, no obs-fold, no bare CR, one Content-Length value, chunked last and alone;
+// see request_parser.cpp.
 #pragma once
 
 #include <cstddef>
@@ -58,30 +61,47 @@ struct ParseResult {
                               // (and any empty lines before them): where the body starts
     int status = 0;           // Error: 400, 413, 414, 417, 431, 501 or 505
     const char* reason = "";  // Error: a short static description, e.g. "invalid header name"
+    size_t examined = 0;      // bytes this call looked at (at most): the cost of the call
 
-    static ParseResult complete(size_t n) { return {Complete, n, 0, ""}; }
+    static ParseResult complete(size_t n) { return {Complete, n, 0, "", 0}; }
     static ParseResult incomplete() { return {}; }
-    static ParseResult error(int status, const char* reason) { return {Error, 0, status, reason}; }
+    static ParseResult error(int status, const char* reason) {
+        return {Error, 0, status, reason, 0};
+    }
+};
+
+// Where the scan of an unfinished head stopped; the caller keeps it between calls for one head
+// (the same bytes, growing) and starts a new one for the next head.
+struct HeadScan {
+    uint32_t searched = 0;   // leading bytes known to hold no complete head
+    uint32_t validated = 0;  // bytes the last validating pass checked and found no error in
 };
 
 // Parses the request head at the start of `data`.
 // - `headers_storage` receives the fields; more fields than it holds (or than
 //   limits.max_headers) is a 431.
-// - `scanned` is how many bytes of `data` an earlier call already saw without finding the end of
-//   the head (0 on the first call). The single validating pass has no separate search for the
-//   end of the head for it to shorten, so it is accepted and ignored; results never depend on it.
+// - `scan`, when given, carries the progress on this head from one call to the next (see above);
+//   it is updated on Incomplete and left as it was otherwise.
 // - The 400s of malformed lines come first (at the byte that proves them, even in an incomplete
 //   prefix), then, once the head is complete: missing Host (400), 501, 413, 417.
-// Errors visible in an incomplete prefix are reported at once, so garbage is refused early.
+// Errors visible in the first bytes are reported at once, so garbage is refused early; in a head
+// that arrives in pieces, by the time its bytes have doubled or it could cross a limit.
 ParseResult parse_request_head(std::string_view data, RequestHead& out,
                                std::span<Header> headers_storage, const ParserLimits& limits,
-                               size_t scanned = 0);
+                               HeadScan* scan = nullptr);
 
 // Case-insensitive ASCII comparison, for field names and tokens.
 bool iequals(std::string_view a, std::string_view b);
 
-// Looks up a header in a parsed head (first match, case-insensitive); empty view if absent.
-std::string_view find_header(const RequestHead& head, std::string_view name);
+// tchar of RFC 9110 §5.6.2 (methods, field names), and a whole non-empty token.
+bool is_token_char(unsigned char c);
+bool is_token(std::string_view s);
+
+// The first field named `name` (case-insensitive), or an empty view.
+std::string_view find_header(std::span<const Header> headers, std::string_view name);
+inline std::string_view find_header(const RequestHead& head, std::string_view name) {
+    return find_header(head.headers, name);
+}
 
 std::string_view method_name(Method m);
 

@@ -14,10 +14,6 @@ void append_uint(std::string& out, uint64_t v) {
     out.append(buf, size_t(r.ptr - buf));
 }
 
-bool status_has_body(int status) {
-    return status >= 200 && status != 204 && status != 304;
-}
-
 // "HTTP/1.1 200 OK\r\n" for every code, formatted once at start-up rather than per response.
 class StatusLines {
 public:
@@ -171,42 +167,37 @@ std::string_view status_reason(int status) {
     }
 }
 
-void write_response(std::string& out, const Response& res, const Framing& framing,
+void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block) {
-    append_status_line(out, res.status());
+    append_status_line(out, res.status);
     out.append(date_block);
-    std::string_view type = res.content_type();
-    bool has_body = status_has_body(res.status());
+    std::string_view type = res.content_type;
+    bool has_body = status_has_body(res.status);
     if (!type.empty() && has_body) {
         out.append("Content-Type: ", 14);
         out.append(type);
         out.append("\r\n", 2);
     }
-    for (auto& [name, value] : res.headers()) {
+    for (auto& [name, value] : res.fields) {
         out.append(name);
         out.append(": ", 2);
         out.append(value);
         out.append("\r\n", 2);
     }
-    bool streamed = res.producer() != nullptr;
-    const FileRange* file = res.file_range();
+    using Body = ResponseHead::Body;
     if (has_body) {
-        if (file) {
-            out.append("Content-Length: ", 16);
-            append_uint(out, file->length);
-            out.append("\r\n", 2);
-        } else if (streamed) {
+        if (res.body_kind == Body::Streamed) {
             // An HTTP/1.0 client cannot read chunked coding: the body runs until close.
             if (framing.version_minor >= 1) out.append("Transfer-Encoding: chunked\r\n");
         } else {
             out.append("Content-Length: ", 16);
-            append_uint(out, res.body().size());
+            append_uint(out, res.body_kind == Body::Sized ? res.content_length : res.body.size());
             out.append("\r\n", 2);
         }
     }
     append_connection(out, framing);
     out.append("\r\n", 2);
-    if (has_body && !framing.head_only && !streamed && !file) out.append(res.body());
+    if (has_body && !framing.head_only && res.body_kind == Body::Bytes) out.append(res.body);
 }
 
 void write_simple_response(std::string& out, int status, std::string_view body,

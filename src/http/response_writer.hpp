@@ -1,16 +1,38 @@
-// ResponseWriter: serializes Responses into a connection's output bytes (RFC 9112 §4-6).
+// ResponseWriter: serializes responses into a connection's output bytes (RFC 9112 §4-6).
 //
-// The Date and Server fields are formatted once per second per loop (DateCache) and copied as one
-// block; everything else is appended straight into the caller's output string.
+// The writer knows responses only as a ResponseHead of views, which the layer above fills from
+// its own response type, so the protocol layer depends on no API above it. The Date and Server
+// fields are formatted once per second per loop (DateCache) and copied as one block; everything
+// else is appended straight into the caller's output string.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
-
-#include "http/response.hpp"
+#include <utility>
 
 namespace rivet::http {
+
+// What the writer needs of a response. Views: valid for the call only.
+struct ResponseHead {
+    enum class Body : uint8_t {
+        Bytes,     // `body` follows the head (Content-Length: its size)
+        Sized,     // `content_length` bytes the caller sends after the head (a file)
+        Streamed,  // an unknown length: chunked on HTTP/1.1, until the close on HTTP/1.0
+    };
+    int status = 200;
+    std::string_view content_type;                                // omitted when empty
+    std::span<const std::pair<std::string, std::string>> fields;  // validated by the caller
+    Body body_kind = Body::Bytes;
+    std::string_view body;        // Bytes
+    uint64_t content_length = 0;  // Sized
+};
+
+// 1xx, 204 and 304 answers have no body (RFC 9110 §6.4.1); every other status may.
+constexpr bool status_has_body(int status) {
+    return status >= 200 && status != 204 && status != 304;
+}
 
 // Holds "Date: <IMF-fixdate>\r\nServer: rivet\r\n", re-formatted when the second changes.
 class DateCache {
@@ -36,10 +58,10 @@ struct Framing {
 };
 
 // Appends the status line, fields and (unless HEAD, 1xx, 204 or 304) the body of `res`.
-// For a file body (Response::file) only the head is written; the caller sends the bytes.
-// For a streamed response only the head is written (with Transfer-Encoding: chunked on 1.1);
-// the body follows with append_chunk / append_last_chunk.
-void write_response(std::string& out, const Response& res, const Framing& framing,
+// For a Sized body only the head is written; the caller sends the bytes. For a Streamed one only
+// the head is written (with Transfer-Encoding: chunked on 1.1); the body follows with
+// append_chunk / append_last_chunk.
+void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block);
 
 // A minimal response for protocol errors and server-made answers (400, 404, 503, ...).

@@ -1,5 +1,7 @@
 #include "net/loop.hpp"
 
+#include "core/clock.hpp"
+
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -11,13 +13,6 @@
 namespace rivet::net {
 
 namespace {
-
-uint64_t monotonic_ms() {
-    timespec ts;
-    // COARSE: a vDSO read with no syscall; timeouts only need ~10 ms resolution.
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
-}
 
 uint32_t to_epoll(uint32_t interest) {
     // RDHUP (the peer shut its side) is level-triggered like EPOLLIN: asked for only with it, or
@@ -33,7 +28,7 @@ IoHandler* const kWakeTag = nullptr;
 
 }  // namespace
 
-Loop::Loop() : timers_(monotonic_ms()) {
+Loop::Loop() : timers_(core::monotonic_ms()) {
     epfd_ = epoll_create1(EPOLL_CLOEXEC);
     if (epfd_ < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
     wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -70,7 +65,7 @@ void Loop::remove(int fd) {
 }
 
 void Loop::read_clocks() {
-    now_ms_ = monotonic_ms();
+    now_ms_ = core::monotonic_ms();
     timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     wall_s_ = ts.tv_sec;

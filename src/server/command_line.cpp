@@ -45,7 +45,8 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
                     std::string& config_path, bool& check_config) {
     using Setter = std::function<bool(const std::string&)>;
     auto& run = c.run;
-    auto& srv = c.run.server;
+    auto& limits = c.run.limits;
+    auto& timeouts = c.run.timeouts;
     auto& ops = c.run.ops;
     std::map<std::string, Setter> options = {
         {"--config",
@@ -73,46 +74,39 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
          }},
         {"--max-connections",
          [&](const std::string& v) {
-             return parse_number<size_t>(v, 1, 10'000'000, srv.max_connections);
+             return parse_number<size_t>(v, 1, 10'000'000, limits.max_connections);
          }},
         {"--max-request-line",
          [&](const std::string& v) {
-             return parse_number<size_t>(v, 256, 1 << 20, srv.limits.max_request_line);
+             return parse_number<size_t>(v, 256, 1 << 20, limits.max_request_line);
          }},
         {"--max-header-bytes",
          [&](const std::string& v) {
-             return parse_number<size_t>(v, 256, 1 << 20, srv.limits.max_header_bytes);
+             return parse_number<size_t>(v, 256, 1 << 20, limits.max_header_bytes);
          }},
         {"--max-headers",
          [&](const std::string& v) {
-             return parse_number<size_t>(v, 1, 10'000, srv.limits.max_headers);
+             return parse_number<size_t>(v, 1, 10'000, limits.max_headers);
          }},
         {"--max-body",
          [&](const std::string& v) {
-             return parse_number<uint64_t>(v, 0, uint64_t(1) << 40, srv.limits.max_body);
+             return parse_number<uint64_t>(v, 0, uint64_t(1) << 40, limits.max_body);
          }},
         {"--max-requests-per-connection",
          [&](const std::string& v) {
-             return parse_number<uint32_t>(v, 0, 4'294'967'295u, srv.max_requests_per_connection);
+             return parse_number<uint32_t>(v, 0, 4'294'967'295u,
+                                           limits.max_requests_per_connection);
          }},
         {"--header-timeout",
-         [&](const std::string& v) {
-             return parse_seconds(v, 0.001, 86'400, srv.header_timeout_ms);
-         }},
+         [&](const std::string& v) { return parse_seconds(v, 0.001, 86'400, timeouts.header_ms); }},
         {"--body-timeout",
-         [&](const std::string& v) {
-             return parse_seconds(v, 0.001, 86'400, srv.body_timeout_ms);
-         }},
+         [&](const std::string& v) { return parse_seconds(v, 0.001, 86'400, timeouts.body_ms); }},
         {"--keepalive-timeout",
-         [&](const std::string& v) {
-             return parse_seconds(v, 0.001, 86'400, srv.idle_timeout_ms);
-         }},
+         [&](const std::string& v) { return parse_seconds(v, 0.001, 86'400, timeouts.idle_ms); }},
         {"--write-timeout",
-         [&](const std::string& v) {
-             return parse_seconds(v, 0.001, 86'400, srv.write_timeout_ms);
-         }},
+         [&](const std::string& v) { return parse_seconds(v, 0.001, 86'400, timeouts.write_ms); }},
         {"--drain-timeout",
-         [&](const std::string& v) { return parse_seconds(v, 0, 3'600, srv.drain_timeout_ms); }},
+         [&](const std::string& v) { return parse_seconds(v, 0, 3'600, timeouts.drain_ms); }},
         {"--access-log",
          [&](const std::string& v) {
              ops.log.access_log = v;

@@ -154,7 +154,7 @@ const std::vector<Section>& schema() {
          {
              address("host", REF(run.host)),
              integer<uint16_t>("port", 0, 65535, REF(run.port)),
-             integer<size_t>("max_connections", 1, 10'000'000, REF(run.server.max_connections)),
+             integer<size_t>("max_connections", 1, 10'000'000, REF(run.limits.max_connections)),
              // Seed 003's one timeout for a silent socket: the keep-alive, body and write
              // timeouts at once (limits.* set them one by one, and win).
              {"socket_timeout",
@@ -162,8 +162,7 @@ const std::vector<Section>& schema() {
                   uint64_t ms = 0;
                   auto f = seconds("", 0.001, 86'400, [&](Config&) -> uint64_t& { return ms; });
                   if (auto e = f.set(v, c); !e.empty()) return e;
-                  c.run.server.idle_timeout_ms = c.run.server.body_timeout_ms =
-                      c.run.server.write_timeout_ms = ms;
+                  c.run.timeouts.idle_ms = c.run.timeouts.body_ms = c.run.timeouts.write_ms = ms;
                   return {};
               }},
              integer<unsigned>("io_threads", 0, 1024, REF(run.threads)),
@@ -207,20 +206,17 @@ const std::vector<Section>& schema() {
          }},
         {"limits",
          {
-             integer<size_t>("max_request_line", 256, 1 << 20,
-                             REF(run.server.limits.max_request_line)),
-             integer<size_t>("max_header_bytes", 256, 1 << 20,
-                             REF(run.server.limits.max_header_bytes)),
-             integer<size_t>("max_headers", 1, 10'000, REF(run.server.limits.max_headers)),
-             integer<uint64_t>("max_body_bytes", 0, int64_t(1) << 40,
-                               REF(run.server.limits.max_body)),
-             seconds("header_timeout", 0.001, 86'400, REF(run.server.header_timeout_ms)),
-             seconds("body_timeout", 0.001, 86'400, REF(run.server.body_timeout_ms)),
-             seconds("keepalive_timeout", 0.001, 86'400, REF(run.server.idle_timeout_ms)),
-             seconds("write_timeout", 0.001, 86'400, REF(run.server.write_timeout_ms)),
-             seconds("drain_timeout", 0, 3'600, REF(run.server.drain_timeout_ms)),
+             integer<size_t>("max_request_line", 256, 1 << 20, REF(run.limits.max_request_line)),
+             integer<size_t>("max_header_bytes", 256, 1 << 20, REF(run.limits.max_header_bytes)),
+             integer<size_t>("max_headers", 1, 10'000, REF(run.limits.max_headers)),
+             integer<uint64_t>("max_body_bytes", 0, int64_t(1) << 40, REF(run.limits.max_body)),
+             seconds("header_timeout", 0.001, 86'400, REF(run.timeouts.header_ms)),
+             seconds("body_timeout", 0.001, 86'400, REF(run.timeouts.body_ms)),
+             seconds("keepalive_timeout", 0.001, 86'400, REF(run.timeouts.idle_ms)),
+             seconds("write_timeout", 0.001, 86'400, REF(run.timeouts.write_ms)),
+             seconds("drain_timeout", 0, 3'600, REF(run.timeouts.drain_ms)),
              integer<uint32_t>("max_requests_per_connection", 0, 4'294'967'295,
-                               REF(run.server.max_requests_per_connection)),
+                               REF(run.limits.max_requests_per_connection)),
          }},
         {"static",
          {
@@ -348,12 +344,13 @@ std::vector<std::string> apply_config_file(const std::string& path, Config& conf
 nlohmann::ordered_json effective_config(const Config& c) {
     auto secs = [](uint64_t ms) { return double(ms) / 1000.0; };
     const auto& r = c.run;
-    const auto& s = r.server;
+    const auto& l = r.limits;
+    const auto& t = r.timeouts;
     const auto& ops = r.ops;
     nlohmann::ordered_json j;
     j["server"] = {{"host", r.host},
                    {"port", r.port},
-                   {"max_connections", s.max_connections},
+                   {"max_connections", l.max_connections},
                    {"io_threads", r.threads}};
     j["threading"] = {{"thread_pool_size", r.workers}, {"max_queue_size", r.queue}};
     j["cache"] = {{"enabled", c.cache.enabled},
@@ -370,16 +367,16 @@ nlohmann::ordered_json effective_config(const Config& c) {
                     {"error_log", ops.log.error_log},
                     {"level", log_level_name(ops.log.level)},
                     {"flush_interval_ms", ops.log.flush_ms}};
-    j["limits"] = {{"max_request_line", s.limits.max_request_line},
-                   {"max_header_bytes", s.limits.max_header_bytes},
-                   {"max_headers", s.limits.max_headers},
-                   {"max_body_bytes", s.limits.max_body},
-                   {"header_timeout", secs(s.header_timeout_ms)},
-                   {"body_timeout", secs(s.body_timeout_ms)},
-                   {"keepalive_timeout", secs(s.idle_timeout_ms)},
-                   {"write_timeout", secs(s.write_timeout_ms)},
-                   {"drain_timeout", secs(s.drain_timeout_ms)},
-                   {"max_requests_per_connection", s.max_requests_per_connection}};
+    j["limits"] = {{"max_request_line", l.max_request_line},
+                   {"max_header_bytes", l.max_header_bytes},
+                   {"max_headers", l.max_headers},
+                   {"max_body_bytes", l.max_body},
+                   {"header_timeout", secs(t.header_ms)},
+                   {"body_timeout", secs(t.body_ms)},
+                   {"keepalive_timeout", secs(t.idle_ms)},
+                   {"write_timeout", secs(t.write_ms)},
+                   {"drain_timeout", secs(t.drain_ms)},
+                   {"max_requests_per_connection", l.max_requests_per_connection}};
     j["static"] = {{"root", c.demo.root}};
     j["metrics"] = {{"enabled", ops.admin.metrics},
                     {"status_page", ops.admin.status_page},

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/query.hpp"
+#include "http/request_parser.hpp"
 #include "server/number_input.hpp"
 
 namespace rivet::server {

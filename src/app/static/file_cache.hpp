@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include <rivet/response.hpp>
+#include <rivet/static_files.hpp>
 
 #include "app/static/mime_types.hpp"
 
@@ -53,6 +54,12 @@ struct CacheLimits {
 struct CacheCounters {
     std::atomic<uint64_t> hits{0}, misses{0}, revalidated{0}, changed{0}, evictions{0};
     std::atomic<uint64_t> entries{0}, bytes{0};
+
+    StaticStats read() const {  // from any thread
+        constexpr auto r = std::memory_order_relaxed;
+        return {hits.load(r),      misses.load(r),  revalidated.load(r), changed.load(r),
+                evictions.load(r), entries.load(r), bytes.load(r)};
+    }
 };
 
 class FileCache {

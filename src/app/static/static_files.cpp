@@ -11,18 +11,13 @@
 #include "app/static/file_response.hpp"
 #include "app/static/mime_types.hpp"
 #include "app/static/path_resolver.hpp"
+#include "core/clock.hpp"
 #include "http/request_parser.hpp"
 #include "http/response_writer.hpp"
 
 namespace rivet {
 
 namespace {
-
-uint64_t monotonic_ms() {
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);  // a few ms of resolution is plenty for a TTL
-    return uint64_t(t.tv_sec) * 1000 + uint64_t(t.tv_nsec) / 1'000'000;
-}
 
 void plain(Response& res, int status) {
     res.status(status).text(std::string(http::status_reason(status)) + "\n");
@@ -115,7 +110,7 @@ void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Respo
     files::NormalizedPath np = files::normalize_path(path, key);
     if (np.status) return plain(res, np.status);
 
-    auto entry = cache.find(key, monotonic_ms());
+    auto entry = cache.find(key, core::monotonic_ms());
     switch (entry->kind) {
         case files::FileEntry::Kind::Error:
             return plain(res, entry->status);
@@ -128,7 +123,7 @@ void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Respo
     if (!np.directory) return redirect_to_directory(req, key, res);
     if (!options.index.empty()) {
         std::string index_key = key.empty() ? options.index : key + "/" + options.index;
-        auto index = cache.find(index_key, monotonic_ms());
+        auto index = cache.find(index_key, core::monotonic_ms());
         if (index->kind == files::FileEntry::Kind::File)
             return serve_file(cache, *index, index_key, gather(req), res);
         if (index->kind == files::FileEntry::Kind::Error && index->status != 404)
@@ -153,7 +148,7 @@ void StaticFiles::Impl::serve_file(files::FileCache& cache, const files::FileEnt
             if (!files::accepts_coding(fields.accept_encoding, coding)) continue;
             variant_key.assign(key);
             variant_key.append(suffix);
-            auto v = cache.find(variant_key, monotonic_ms());
+            auto v = cache.find(variant_key, core::monotonic_ms());
             if (v->kind != files::FileEntry::Kind::File) continue;
             rep.vary = true;
             if (!variant) {
@@ -211,19 +206,8 @@ void StaticFiles::set_loops(unsigned loops) {
 
 StaticStats StaticFiles::stats() const {
     StaticStats s;
-    auto add = [&s](const files::FileCache& cache) {
-        const auto& c = cache.counters();
-        constexpr auto r = std::memory_order_relaxed;
-        s.hits += c.hits.load(r);
-        s.misses += c.misses.load(r);
-        s.revalidated += c.revalidated.load(r);
-        s.changed += c.changed.load(r);
-        s.evictions += c.evictions.load(r);
-        s.entries += c.entries.load(r);
-        s.bytes += c.bytes.load(r);
-    };
-    for (const auto& cache : impl_->loops) add(*cache);
-    add(*impl_->shared);  // its counters are atomics too: no lock needed to read them
+    for (const auto& cache : impl_->loops) s += cache->counters().read();
+    s += impl_->shared->counters().read();  // atomics too: no lock needed to read them
     return s;
 }
 

@@ -68,13 +68,14 @@ std::string exchange(uint16_t port, const std::string& request, int responses = 
 
 class AppTest : public ::testing::Test {
 protected:
-    void start(unsigned threads = 2) {
+    void start(unsigned threads = 2, bool metrics = false) {
         rivet::RunOptions options;
         options.host = "127.0.0.1";
         options.port = 0;
         options.threads = threads;
         options.workers = 2;
         options.quiet = true;
+        options.ops.admin.metrics = metrics;
         port_ = app_.start(options);
     }
     void TearDown() override { app_.stop(); }
@@ -118,10 +119,14 @@ TEST_F(AppTest, ThrowingHandlerAnswers500AndServerLives) {
              [](rivet::Request&, rivet::Response&) -> void { throw std::runtime_error("boom"); })
         .offload();
     app_.get("/boom-int", [](rivet::Request&, rivet::Response&) -> void { throw 42; }).offload();
+    app_.get("/boom-int-inline", [](rivet::Request&, rivet::Response&) -> void { throw 42; });
     app_.get("/ok", [](rivet::Request&, rivet::Response& res) { res.text("ok"); });
-    start();
+    start(2, true);
     EXPECT_TRUE(
         exchange(port_, "GET /boom-int HTTP/1.1\r\nHost: x\r\n\r\n").starts_with("HTTP/1.1 500"));
+    // Not a std::exception, on the loop: answered 500, and counted like every other throw.
+    EXPECT_TRUE(exchange(port_, "GET /boom-int-inline HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .starts_with("HTTP/1.1 500"));
     auto got = exchange(port_,
                         "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n"
                         "GET /boom-offloaded HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -134,6 +139,8 @@ TEST_F(AppTest, ThrowingHandlerAnswers500AndServerLives) {
     ASSERT_NE(second, std::string::npos) << got;
     ASSERT_NE(ok, std::string::npos) << got;
     EXPECT_LT(second, ok);  // in order
+    auto metrics = exchange(port_, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(metrics.find("\nrivet_handler_exceptions_total 4\n"), std::string::npos) << metrics;
 }
 
 TEST_F(AppTest, OffloadedRunsOffTheLoopAndKeepsOrder) {

@@ -14,6 +14,8 @@ TEST(Metrics, PerLoopCountsAreSummed) {
     m.record_shared(1, 503, 2'000'000);
     m.count_rate_limited(0);
     m.count_pool_rejected();
+    m.count_handler_exception(1);
+    m.count_handler_exception(~0u);  // from a worker
     auto t = m.totals();
     EXPECT_EQ(t.by_route[0][1], 2u);
     EXPECT_EQ(t.by_route[1][3], 1u);
@@ -24,6 +26,7 @@ TEST(Metrics, PerLoopCountsAreSummed) {
     EXPECT_EQ(t.latency_sum_us, 2'003'040u);
     EXPECT_EQ(t.rate_limited, 1u);
     EXPECT_EQ(t.pool_rejected, 1u);
+    EXPECT_EQ(t.handler_exceptions, 2u);
 
     Snapshot s;
     s.totals = t;
@@ -34,4 +37,5 @@ TEST(Metrics, PerLoopCountsAreSummed) {
     EXPECT_NE(text.find("rivet_http_request_duration_seconds_bucket{le=\"+Inf\"} 4\n"),
               std::string::npos);
     EXPECT_NE(text.find("rivet_http_request_duration_seconds_count 4\n"), std::string::npos);
+    EXPECT_NE(text.find("rivet_handler_exceptions_total 2\n"), std::string::npos);
 }

@@ -33,9 +33,9 @@ TEST(Config, Seed003FileIsAcceptedWithItsMeaning) {
     ASSERT_TRUE(problems.empty()) << problems[0];
     EXPECT_EQ(c.run.host, "0.0.0.0");
     EXPECT_EQ(c.run.port, 8080);
-    EXPECT_EQ(c.run.server.max_connections, 1000u);
-    EXPECT_EQ(c.run.server.idle_timeout_ms, 30'000u);
-    EXPECT_EQ(c.run.server.write_timeout_ms, 30'000u);
+    EXPECT_EQ(c.run.limits.max_connections, 1000u);
+    EXPECT_EQ(c.run.timeouts.idle_ms, 30'000u);
+    EXPECT_EQ(c.run.timeouts.write_ms, 30'000u);
     EXPECT_EQ(c.run.workers, 8u);
     EXPECT_EQ(c.run.queue, 10'000u);
     EXPECT_TRUE(c.cache.enabled);
@@ -69,16 +69,16 @@ TEST(Config, EverySectionSetsItsKeys) {
     EXPECT_EQ(c.run.ops.log.format, rivet::LogFormat::Json);
     EXPECT_EQ(c.run.ops.log.level, rivet::LogLevel::Debug);
     EXPECT_EQ(c.run.ops.log.flush_ms, 100u);
-    EXPECT_EQ(c.run.server.limits.max_request_line, 1000u);
-    EXPECT_EQ(c.run.server.limits.max_header_bytes, 2000u);
-    EXPECT_EQ(c.run.server.limits.max_headers, 20u);
-    EXPECT_EQ(c.run.server.limits.max_body, 3000u);
-    EXPECT_EQ(c.run.server.header_timeout_ms, 1500u);
-    EXPECT_EQ(c.run.server.body_timeout_ms, 2000u);
-    EXPECT_EQ(c.run.server.idle_timeout_ms, 3000u);
-    EXPECT_EQ(c.run.server.write_timeout_ms, 4000u);
-    EXPECT_EQ(c.run.server.drain_timeout_ms, 0u);
-    EXPECT_EQ(c.run.server.max_requests_per_connection, 7u);
+    EXPECT_EQ(c.run.limits.max_request_line, 1000u);
+    EXPECT_EQ(c.run.limits.max_header_bytes, 2000u);
+    EXPECT_EQ(c.run.limits.max_headers, 20u);
+    EXPECT_EQ(c.run.limits.max_body, 3000u);
+    EXPECT_EQ(c.run.timeouts.header_ms, 1500u);
+    EXPECT_EQ(c.run.timeouts.body_ms, 2000u);
+    EXPECT_EQ(c.run.timeouts.idle_ms, 3000u);
+    EXPECT_EQ(c.run.timeouts.write_ms, 4000u);
+    EXPECT_EQ(c.run.timeouts.drain_ms, 0u);
+    EXPECT_EQ(c.run.limits.max_requests_per_connection, 7u);
     EXPECT_EQ(c.run.ops.rate_limit.allow.size(), 2u);
     EXPECT_EQ(c.run.ops.rate_limit.max_clients, 5000u);
     EXPECT_EQ(c.demo.root, "/srv/www");
@@ -92,8 +92,8 @@ TEST(Config, NarrowTimeoutsWinOverSocketTimeoutWhateverTheOrder) {
     auto p = apply_config_text(
         R"({"limits": {"write_timeout": 5}, "server": {"socket_timeout": 30}})", "f", c);
     ASSERT_TRUE(p.empty());
-    EXPECT_EQ(c.run.server.idle_timeout_ms, 30'000u);
-    EXPECT_EQ(c.run.server.write_timeout_ms, 5'000u);
+    EXPECT_EQ(c.run.timeouts.idle_ms, 30'000u);
+    EXPECT_EQ(c.run.timeouts.write_ms, 5'000u);
 }
 
 TEST(Config, ProblemsNameTheFileLineAndKey) {
@@ -148,7 +148,7 @@ TEST(Config, UnreadableFile) {
 TEST(Config, EffectiveConfigReadsBackAsTheSameConfig) {
     Config c = default_config();
     c.run.port = 1234;
-    c.run.server.header_timeout_ms = 2500;
+    c.run.timeouts.header_ms = 2500;
     c.run.ops.rate_limit.allow = {"10.0.0.0/8"};
     std::string text = rivet::server::effective_config(c).dump();
     Config back = default_config();
@@ -177,8 +177,8 @@ TEST(CommandLine, FlagsOverrideTheFile) {
     ASSERT_EQ(cl.action, rivet::server::CommandLine::Action::Serve) << cl.error;
     EXPECT_EQ(cl.run.port, 9000);
     EXPECT_EQ(cl.run.workers, 8u);  // from the file
-    EXPECT_EQ(cl.run.server.max_connections, 5u);
-    EXPECT_EQ(cl.run.server.header_timeout_ms, 500u);
+    EXPECT_EQ(cl.run.limits.max_connections, 5u);
+    EXPECT_EQ(cl.run.timeouts.header_ms, 500u);
     EXPECT_EQ(cl.run.ops.log.format, rivet::LogFormat::Common);
     EXPECT_FALSE(cl.run.ops.rate_limit.enabled);
 }

@@ -1,0 +1,68 @@
+// rivet::HeaderFields: a request's header fields as a view, in the order they were sent.
+//
+//   for (rivet::HeaderField f : req.headers()) std::cout << f.name << ": " << f.value << "\n";
+//
+// The views point into the request's bytes and live as long as the Request they came from.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <string_view>
+
+namespace rivet {
+
+struct HeaderField {
+    std::string_view name;   // as sent (case preserved)
+    std::string_view value;  // without leading and trailing whitespace
+};
+
+class HeaderFields {
+public:
+    class iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = HeaderField;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = HeaderField;
+
+        HeaderField operator*() const { return (*fields_)[index_]; }
+        iterator& operator++() {
+            ++index_;
+            return *this;
+        }
+        iterator operator++(int) {
+            iterator before = *this;
+            ++index_;
+            return before;
+        }
+        bool operator==(const iterator& other) const { return index_ == other.index_; }
+
+    private:
+        friend class HeaderFields;
+        iterator(const HeaderFields* fields, size_t index) : fields_(fields), index_(index) {}
+        const HeaderFields* fields_;
+        size_t index_;
+    };
+
+    HeaderFields() = default;
+
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    HeaderField operator[](size_t i) const;  // i < size()
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, size_}; }
+
+    // The first field named `name` (case-insensitive), or "" when there is none.
+    std::string_view find(std::string_view name) const;
+    bool contains(std::string_view name) const;
+
+private:
+    friend class Request;
+    // The parser's own field array, opaque here so that the public headers stand alone.
+    HeaderFields(const void* fields, size_t size) : fields_(fields), size_(size) {}
+    const void* fields_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace rivet

@@ -1,0 +1,34 @@
+// rivet::Limits and rivet::Timeouts: how much a client may send and how long it may take.
+// Part of rivet::RunOptions; App::reconfigure() applies new values to running servers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rivet {
+
+struct Limits {
+    // One request; each limit crossed gets its own status, then the connection closes.
+    size_t max_request_line = 8 * 1024;   // 414 URI Too Long (empty lines before it count)
+    size_t max_header_bytes = 16 * 1024;  // 431: the field block, up to its final empty line
+    size_t max_headers = 100;             // 431
+    uint64_t max_body = 8 * 1024 * 1024;  // 413: Content-Length, or a chunked body's decoded size
+
+    // Connections.
+    size_t max_connections = 100'000;          // past it, accepting pauses until one closes
+    uint32_t max_requests_per_connection = 0;  // 0: unlimited
+    size_t max_pipelined = 64;  // answers waiting in order on one connection before reading pauses
+    size_t output_high_water = 1 << 20;  // unsent bytes on one connection past which reading pauses
+};
+
+// In milliseconds. A timeout that runs out closes the connection without an answer, as nginx does.
+struct Timeouts {
+    uint64_t header_ms = 10'000;  // the whole request head, from its first byte (slowloris)
+    uint64_t body_ms = 60'000;    // between two reads of a request body
+    uint64_t idle_ms = 60'000;    // a keep-alive connection waiting for its next request
+    uint64_t write_ms = 60'000;   // between two writes that moved bytes (a client that never reads)
+    uint64_t linger_ms = 2'000;   // reading what a client still sends after our close
+    uint64_t drain_ms = 10'000;   // graceful stop: requests in flight get this long
+};
+
+}  // namespace rivet

@@ -1,0 +1,174 @@
+// Connection, the answering side: every answer, in request order, into the output.
+#include "engine/connection.hpp"
+#include "engine/io_thread.hpp"
+
+namespace rivet::engine {
+
+namespace {
+
+// The serializer's view of a handler's response.
+http::ResponseHead head_of(const Response& r) {
+    http::ResponseHead h;
+    h.status = r.status();
+    h.content_type = r.content_type();
+    h.fields = r.headers();
+    if (r.producer()) {
+        h.body_kind = http::ResponseHead::Body::Streamed;
+    } else if (const FileRange* file = r.file_range()) {
+        h.body_kind = http::ResponseHead::Body::Sized;
+        h.content_length = file->length;
+    } else {
+        h.body = r.body();
+    }
+    return h;
+}
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+}  // namespace
+
+Connection::Pending& Connection::pending() {
+    if (!pending_) pending_ = std::make_unique<Pending>();
+    return *pending_;
+}
+
+std::string& Connection::output() {
+    return out_.empty() ? owner_.write_buffer() : out_;
+}
+
+http::Framing Connection::framing_for(const http::RequestHead& head, bool close_requested) const {
+    const auto& limits = owner_.config().limits;
+    bool keep =
+        head.keep_alive && !close_requested && !owner_.draining() &&
+        !(limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection);
+    return {head.method == http::Method::Head, keep, head.version_minor};
+}
+
+void Connection::respond(const http::RequestHead& head, const Response& response) {
+    answer({Answer::Kind::Full, &response}, framing_for(head, response.close_connection()));
+}
+
+void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
+                                std::string_view extra_fields) {
+    answer({Answer::Kind::Simple, nullptr, status, body, extra_fields}, framing_for(head, false));
+}
+
+Deferred Connection::defer(const http::RequestHead& head) {
+    Deferred d;
+    d.thread_ = &owner_;
+    d.fd_ = fd_;
+    d.connection_id_ = id_;
+    d.sequence_ = answer({Answer::Kind::Later}, framing_for(head, false));
+    return d;
+}
+
+// The one path of every answer: into the output now when nothing before it is owed, else into
+// the queue, where it waits for the answers before it. Returns the queued slot's sequence.
+uint64_t Connection::answer(const Answer& a, const http::Framing& framing) {
+    if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
+    if (a.kind != Answer::Kind::Later && !owes()) {
+        // The hot path: serialized straight into the output, no intermediate copy.
+        write_now(a, framing);
+        return 0;
+    }
+    auto& p = pending();
+    Slot slot{p.next_sequence++, a.kind != Answer::Kind::Later, framing, std::nullopt, {}};
+    if (a.kind == Answer::Kind::Full)
+        slot.response = *a.response;
+    else if (a.kind == Answer::Kind::Simple)
+        http::write_simple_response(slot.bytes, a.status, a.body, framing, owner_.date_block(),
+                                    a.extra_fields);
+    p.slots.push_back(std::move(slot));
+    return p.slots.back().sequence;
+}
+
+void Connection::write_now(const Answer& a, const http::Framing& framing) {
+    if (a.kind == Answer::Kind::Full) {
+        write_out(*a.response, framing);
+    } else {
+        http::write_simple_response(output(), a.status, a.body, framing, owner_.date_block(),
+                                    a.extra_fields);
+    }
+}
+
+bool Connection::write_out(const Response& response, http::Framing framing) {
+    if (response.close_connection()) framing.keep_alive = false;
+    const bool has_body = !framing.head_only && http::status_has_body(response.status());
+    const bool streamed = response.producer() && has_body;
+    if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
+    http::write_response(output(), head_of(response), framing, owner_.date_block());
+    const FileRange* file = response.file_range();
+    if (streamed) {
+        auto& p = pending();
+        p.stream = response.producer();
+        p.stream_chunked = framing.version_minor >= 1;
+        p.body_ends_connection = !framing.keep_alive;
+    } else if (file && has_body && file->length > 0) {
+        auto& p = pending();
+        p.file = *file;
+        p.body_ends_connection = !framing.keep_alive;
+    } else if (!framing.keep_alive) {
+        end_reading();
+    }
+    return !framing.keep_alive;
+}
+
+void Connection::complete(uint64_t sequence, Response&& response) {
+    if (!pending_) return;
+    for (auto& slot : pending_->slots) {
+        if (slot.sequence != sequence || slot.ready) continue;
+        if (response.close_connection()) end_reading();  // read no further requests
+        slot.response = std::move(response);
+        slot.ready = true;
+        break;
+    }
+    release_ready_slots();
+    flush();
+}
+
+// Sends the answers at the front of the queue that are ready, in order. They are serialized
+// only now, so that the last one of a drain can still say "Connection: close".
+void Connection::release_ready_slots() {
+    auto& p = *pending_;
+    while (!p.slots.empty() && p.slots.front().ready && !sending_body()) {
+        Slot slot = std::move(p.slots.front());
+        p.slots.pop_front();
+        http::Framing framing = slot.framing;
+        if (owner_.draining() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
+        bool ends;
+        if (slot.response) {
+            ends = write_out(*slot.response, framing);
+        } else {
+            output().append(slot.bytes);
+            ends = !framing.keep_alive;
+        }
+        if (ends) {
+            end_reading();
+            p.slots.clear();  // nothing after an answer that ends the connection is sent
+        }
+    }
+}
+
+void Connection::send_continue() {
+    output().append(kContinue);
+}
+
+// Pulls streamed body pieces until the output is comfortably full or the stream ends.
+void Connection::pump_stream() {
+    auto& p = *pending_;
+    while (p.stream && output().size() < 256 * 1024) {
+        std::string piece;
+        bool more = (*p.stream)(piece);
+        if (p.stream_chunked)
+            http::append_chunk(output(), piece);
+        else
+            output().append(piece);
+        if (more) continue;
+        if (p.stream_chunked) http::append_last_chunk(output());
+        p.stream.reset();
+        if (p.body_ends_connection) end_reading();
+        release_ready_slots();
+    }
+}
+
+}  // namespace rivet::engine

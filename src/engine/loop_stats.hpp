@@ -1,0 +1,48 @@
+// What the loops count: one plain struct for the figures, and the per-loop atomics they are
+// read from.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace rivet::engine {
+
+struct ServerStats {
+    uint64_t accepted = 0;
+    uint64_t requests = 0;
+    uint64_t open_connections = 0;
+    uint64_t bytes_in = 0;   // read from client sockets
+    uint64_t bytes_out = 0;  // written to them (sendfile included)
+
+    ServerStats& operator+=(const ServerStats& o) {
+        accepted += o.accepted;
+        requests += o.requests;
+        open_connections += o.open_connections;
+        bytes_in += o.bytes_in;
+        bytes_out += o.bytes_out;
+        return *this;
+    }
+};
+
+// Per-loop counters: written only by the loop's thread, read by others for monitoring.
+// Atomic so that those reads are well-defined, but bumped with a plain load and store: one
+// writer needs no locked read-modify-write on the request path.
+struct LoopStats {
+    std::atomic<uint64_t> accepted{0};
+    std::atomic<uint64_t> requests{0};
+    std::atomic<uint64_t> open_connections{0};
+    std::atomic<uint64_t> bytes_in{0};
+    std::atomic<uint64_t> bytes_out{0};
+
+    static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+        counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+
+    ServerStats read() const {  // from any thread
+        constexpr auto r = std::memory_order_relaxed;
+        return {accepted.load(r), requests.load(r), open_connections.load(r), bytes_in.load(r),
+                bytes_out.load(r)};
+    }
+};
+
+}  // namespace rivet::engine

@@ -1,0 +1,33 @@
+#include <rivet/response.hpp>
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+using rivet::Response;
+
+namespace {
+
+TEST(Response, RefusesResponseSplitting) {
+    Response res;
+    EXPECT_THROW(res.header("X-A", "a\r\nSet-Cookie: x=1"), std::invalid_argument);
+    EXPECT_THROW(res.header("X-A", std::string("a\0b", 3)), std::invalid_argument);
+    EXPECT_THROW(res.header("Bad Name", "v"), std::invalid_argument);
+    EXPECT_THROW(res.header("Content-Length", "5"), std::invalid_argument);
+    EXPECT_THROW(res.content_type("text/html\nX: y"), std::invalid_argument);
+    EXPECT_THROW(res.status(42), std::invalid_argument);
+    res.header("X-Fine", "value with spaces and \t tab");
+    EXPECT_EQ(res.header("x-fine"), "value with spaces and \t tab");
+}
+
+TEST(Response, ContentTypeSurvivesMoves) {
+    Response a;
+    a.content_type("application/vnd.example+json");  // run-time string, not a literal
+    Response b = std::move(a);
+    Response c;
+    c = b;
+    EXPECT_EQ(b.content_type(), "application/vnd.example+json");
+    EXPECT_EQ(c.content_type(), "application/vnd.example+json");
+}
+
+}  // namespace
