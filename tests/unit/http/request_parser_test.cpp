@@ -84,10 +84,11 @@ void expect_split_invariants(std::string_view in, const ParserLimits& limits = {
         if (plain.r.kind == ParseResult::Error && first_error == 0) first_error = k;
         const bool due =
             plain.r.kind == ParseResult::Complete || (first_error > 0 && k >= 2 * first_error);
-        if (due || resumed.r.kind != ParseResult::Incomplete)
+        if (due || resumed.r.kind != ParseResult::Incomplete) {
             ASSERT_TRUE(same_result(plain.r, resumed.r))
                 << "prefix " << k << ": resumed " << describe(resumed.r) << ", plain "
                 << describe(plain.r);
+        }
         if (plain.r.kind == ParseResult::Complete) {
             ASSERT_TRUE(same_head(plain.head, resumed.head));
         }
@@ -703,7 +704,9 @@ TEST(RequestParser, HeadFedByteByByteIsScannedInLinearWork) {
             const ParseResult r = rivet::http::parse_request_head(
                 std::string_view(head).substr(0, k), h, storage, limits, resume ? &scan : nullptr);
             examined += r.examined;
-            if (k < head.size()) EXPECT_EQ(r.kind, ParseResult::Incomplete) << k;
+            if (k < head.size()) {
+                EXPECT_EQ(r.kind, ParseResult::Incomplete) << k;
+            }
             if (k == head.size()) {
                 EXPECT_EQ(r.kind, ParseResult::Complete) << describe(r);
                 EXPECT_EQ(r.head_bytes, head.size());
