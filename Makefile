@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run test unit e2e asan tsan fuzz bench bench-smoke bench-full bench-models format clean
+.PHONY: all setup build run test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models format clean
 
 all: build
 
@@ -29,12 +29,18 @@ unit: build
 e2e: build
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 
-# Everything CI runs: unit and end-to-end tests, the benchmark harness's smoke run, the same
-# tests under ASan+UBSan, the unit tests (which include the framework on real sockets with
-# workers) under TSan, and a bounded fuzz run.
+# rivet as users get it (tests/consumer/run.sh): installed into a temporary prefix, then used
+# through find_package, add_subdirectory and pkg-config, and every public header compiled alone.
+consumers: build
+	bash tests/consumer/run.sh $(BUILD)
+
+# Everything CI runs: unit and end-to-end tests, rivet as a library its users build against
+# (consumers), the benchmark harness's smoke run, the same tests under ASan+UBSan, the unit tests
+# (which include the framework on real sockets with workers) under TSan, and a bounded fuzz run.
 test: build
 	./$(BUILD)/unit_tests
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
+	$(MAKE) --no-print-directory consumers
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory asan
 	$(MAKE) --no-print-directory tsan

@@ -4,3 +4,4 @@
 #include <rivet/app.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
+#include <rivet/version.hpp>

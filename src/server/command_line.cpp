@@ -5,6 +5,8 @@
 #include <functional>
 #include <map>
 
+#include <rivet/version.hpp>
+
 namespace rivet::server {
 
 namespace {
@@ -241,6 +243,10 @@ Admin endpoints (/metrics, /status, /status.json, /healthz):
   --help            show this help
   --version         show the version
 )";
+}
+
+std::string version_line() {
+    return "rivet " RIVET_VERSION_STRING "\n";
 }
 
 CommandLine parse_command_line(const std::vector<std::string>& args) {

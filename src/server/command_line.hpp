@@ -20,5 +20,7 @@ struct CommandLine : Config {
 
 CommandLine parse_command_line(const std::vector<std::string>& args);
 std::string usage();
+// What --version prints: "rivet MAJOR.MINOR.PATCH\n", from <rivet/version.hpp>.
+std::string version_line();
 
 }  // namespace rivet::server

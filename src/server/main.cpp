@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
             std::fputs(rivet::server::usage().c_str(), stdout);
             return 0;
         case CommandLine::Action::Version:
-            std::printf("rivet %s\n", RIVET_VERSION);
+            std::fputs(rivet::server::version_line().c_str(), stdout);
             return 0;
         case CommandLine::Action::Error:
             std::fprintf(stderr, "rivet: %s\n", cl.error.c_str());

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from rivet_e2e import BIN, LISTEN_RE, PUBLIC, SLOW
+from rivet_e2e import BIN, LISTEN_RE, PUBLIC, REPO, SLOW
 
 
 def run(*args, timeout=10):
@@ -23,10 +23,27 @@ def test_help():
     assert "listening" not in p.stdout
 
 
+def header_version():
+    """MAJOR.MINOR.PATCH as include/rivet/version.hpp, the one source of the version, says."""
+    text = (REPO / "include/rivet/version.hpp").read_text()
+    parts = [re.search(rf"^#define RIVET_VERSION_{p} (\d+)$", text, re.M).group(1)
+             for p in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(parts)
+
+
 def test_version():
     p = run("--version")
     assert p.returncode == 0, p
-    assert p.stdout == "rivet 0.1.0\n", p.stdout
+    assert re.fullmatch(r"rivet \d+\.\d+\.\d+\n", p.stdout), p.stdout
+    assert p.stdout == f"rivet {header_version()}\n", p.stdout
+    assert p.stderr == "", p.stderr
+
+
+def test_version_among_other_flags():
+    p = run("--port", "0", "--version", "--bogus")
+    assert p.returncode == 0, p
+    assert p.stdout == f"rivet {header_version()}\n", p.stdout
+    assert "listening" not in p.stdout
 
 
 @pytest.mark.parametrize("args,named", [

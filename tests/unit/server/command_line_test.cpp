@@ -1,6 +1,9 @@
 #include "server/command_line.hpp"
 
+#include <string>
+
 #include <gtest/gtest.h>
+#include <rivet/version.hpp>
 
 using rivet::server::CommandLine;
 using rivet::server::parse_command_line;
@@ -62,4 +65,14 @@ TEST(CommandLine, HelpAndVersion) {
     EXPECT_EQ(parse_command_line({"--port", "1", "--version"}).action,
               CommandLine::Action::Version);
     EXPECT_NE(rivet::server::usage().find("--workers"), std::string::npos);
+}
+
+TEST(CommandLine, VersionComesFromVersionHeader) {
+    // --version wins wherever it stands, before a flag that would be an error.
+    EXPECT_EQ(parse_command_line({"--version", "--bogus"}).action, CommandLine::Action::Version);
+    const std::string numbers = std::to_string(RIVET_VERSION_MAJOR) + "." +
+                                std::to_string(RIVET_VERSION_MINOR) + "." +
+                                std::to_string(RIVET_VERSION_PATCH);
+    EXPECT_EQ(std::string(RIVET_VERSION_STRING), numbers);
+    EXPECT_EQ(rivet::server::version_line(), "rivet " + numbers + "\n");
 }

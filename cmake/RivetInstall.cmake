@@ -1,0 +1,41 @@
+# `cmake --install build --prefix P` lays out:
+#   P/include/rivet/*.hpp                     the public headers
+#   P/lib/librivet.a (or .so with BUILD_SHARED_LIBS=ON)
+#   P/lib/cmake/rivet/rivetConfig.cmake       find_package(rivet) -> rivet::rivet
+#   P/lib/cmake/rivet/rivetConfigVersion.cmake
+#   P/lib/cmake/rivet/rivetTargets*.cmake
+#   P/lib/pkgconfig/rivet.pc                  pkg-config --cflags --libs rivet
+# (lib is CMAKE_INSTALL_LIBDIR: lib/<multiarch> when the prefix is /usr on Debian.)
+include(CMakePackageConfigHelpers)
+
+set(rivet_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/rivet)
+
+install(TARGETS rivet EXPORT rivetTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rivet
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.hpp")
+install(EXPORT rivetTargets
+  NAMESPACE rivet::
+  DESTINATION ${rivet_cmake_dir})
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/rivetConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/rivetConfig.cmake
+  INSTALL_DESTINATION ${rivet_cmake_dir})
+# Before 1.0 a new minor version may break what the previous one offered.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/rivetConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/rivetConfig.cmake
+  ${PROJECT_BINARY_DIR}/rivetConfigVersion.cmake
+  DESTINATION ${rivet_cmake_dir})
+
+# rivet.pc finds the prefix from its own place (${pcfiledir}), so that it stays right under
+# `cmake --install --prefix P`, which chooses the prefix after configuration.
+file(RELATIVE_PATH rivet_pc_to_prefix
+  /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/rivet.pc.in ${PROJECT_BINARY_DIR}/rivet.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/rivet.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
