@@ -57,6 +57,29 @@ TEST(EngineDeferred, SeveralCompletedInReverseOrderLeaveInRequestOrder) {
     EXPECT_EQ(got[3].body, "three");
 }
 
+TEST(EngineDeferred, PipelineLimitPausesReadingUntilAnswersLeave) {
+    ServerConfig config;
+    config.max_pipelined = 2;
+    EngineHarness h(config, [&](Exchange& ex) { defer_or_echo(h, ex); });
+    auto c = h.connect();
+    c->send(get("/defer1") + get("/defer2") + get("/defer3") + get("/inline"));
+    auto first = h.app().take_deferred(2);
+    ASSERT_EQ(first.size(), 2u);
+    // Two answers owed: the requests behind them wait unparsed.
+    EXPECT_FALSE(h.app().wait_served(3, 100ms));
+    first[0].complete(reply("one"));
+    first[1].complete(reply("two"));
+    auto rest = h.app().take_deferred(1);
+    ASSERT_EQ(rest.size(), 1u);
+    rest[0].complete(reply("three"));
+    auto got = c->read_responses(4);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[0].body, "one");
+    EXPECT_EQ(got[1].body, "two");
+    EXPECT_EQ(got[2].body, "three");
+    EXPECT_EQ(got[3].body, "inline /inline");
+}
+
 TEST(EngineDeferred, FollowingRequestsAfterCompletionAreStillServed) {
     EngineHarness h({}, [&](Exchange& ex) { defer_or_echo(h, ex); });
     auto c = h.connect();

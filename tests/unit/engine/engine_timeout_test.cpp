@@ -60,6 +60,25 @@ TEST(EngineTimeouts, HeaderTimeoutIsNotRestartedByEachByte) {
     EXPECT_LT(since(start), 1500ms);
 }
 
+TEST(EngineTimeouts, HeaderTimeoutOfALaterRequestCountsFromItsFirstByte) {
+    // After a keep-alive rest longer than the header timeout, a new head gets its full time.
+    ServerConfig config = long_timeouts();
+    config.header_timeout_ms = 300;
+    EngineHarness h(config);
+    auto c = h.connect();
+    c->send(get("/1"));
+    ASSERT_EQ(c->read_responses(1).size(), 1u);
+    EXPECT_EQ(c->read_for(400ms), "");
+    auto start = Clock::now();
+    c->send("GET /2 HTTP/1.1\r\nHo");
+    EXPECT_EQ(c->read_for(100ms), "");
+    EXPECT_FALSE(c->eof());
+    c->send("st: t\r\n\r\n");
+    auto got = c->read_responses(2);
+    ASSERT_EQ(got.size(), 2u) << "closed after " << since(start).count() << " ms";
+    EXPECT_EQ(got[1].body, "GET /2 body=");
+}
+
 TEST(EngineTimeouts, IdleKeepAliveConnectionIsClosed) {
     ServerConfig config = long_timeouts();
     config.idle_timeout_ms = 200;
