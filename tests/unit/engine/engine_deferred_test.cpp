@@ -80,6 +80,21 @@ TEST(EngineDeferred, PipelineLimitPausesReadingUntilAnswersLeave) {
     EXPECT_EQ(got[3].body, "inline /inline");
 }
 
+TEST(EngineDeferred, ProtocolErrorBehindADeferredAnswerWaitsForIt) {
+    EngineHarness h({}, [&](Exchange& ex) { defer_or_echo(h, ex); });
+    auto c = h.connect();
+    c->send(get("/defer") + "NOT HTTP\r\n\r\n");
+    auto deferred = h.app().take_deferred(1);
+    ASSERT_EQ(deferred.size(), 1u);
+    EXPECT_EQ(c->read_for(100ms), "");  // the 400 may not overtake the answer before it
+    deferred[0].complete(reply("first"));
+    auto got = c->read_responses(3);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].body, "first");
+    EXPECT_EQ(got[1].status, 400);
+    EXPECT_TRUE(c->wait_eof());
+}
+
 TEST(EngineDeferred, FollowingRequestsAfterCompletionAreStillServed) {
     EngineHarness h({}, [&](Exchange& ex) { defer_or_echo(h, ex); });
     auto c = h.connect();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <future>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -283,6 +284,14 @@ std::unique_ptr<Client> EngineHarness::connect(int server_sndbuf, const sockaddr
     IoThread* io = io_.get();
     io_->loop().post([io, server, addr] { io->adopt(server, addr); });
     return std::make_unique<Client>(fds[1]);
+}
+
+bool EngineHarness::sync(Millis timeout) {
+    // Shared: after a timeout the task may still run, and must find the promise alive.
+    auto done = std::make_shared<std::promise<void>>();
+    auto ready = done->get_future();
+    io_->loop().post([done] { done->set_value(); });
+    return ready.wait_for(timeout) == std::future_status::ready;
 }
 
 std::string request(std::string_view method, std::string_view target, std::string_view fields,

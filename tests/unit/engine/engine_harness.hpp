@@ -136,6 +136,9 @@ public:
     // `peer` is what the engine is told about the client's address (AF_UNIX when null).
     std::unique_ptr<Client> connect(int server_sndbuf = 0, const sockaddr_storage* peer = nullptr);
 
+    // Waits until everything posted to the loop before this call has run (false on timeout).
+    bool sync(Millis timeout = 2000ms);
+
     TestApp& app() { return app_; }
     IoThread& io() { return *io_; }
 
