@@ -190,6 +190,30 @@ TEST(EngineStream, StreamedBodyIsChunkedAndFollowedByTheNextAnswer) {
     EXPECT_EQ(got[1].body, "after\n");
 }
 
+TEST(EngineStream, LargeStreamThroughASmallSocketBufferThenTheNextAnswer) {
+    // Many pieces through a send buffer that fills: the stream resumes on writability, and
+    // the request pipelined behind it is served only after its last chunk.
+    constexpr int kPieces = 200;
+    EngineHarness h({}, [](Exchange& ex) {
+        if (ex.head().path != "/stream") return ex.respond_simple(200, "after\n");
+        auto i = std::make_shared<int>(0);
+        ex.respond(rivet::Response(200).stream(
+            [i](std::string& out) {
+                out.append(10'000, char('a' + (*i)++ % 26));
+                return *i < kPieces;
+            },
+            "application/octet-stream"));
+    });
+    auto c = h.connect(16 * 1024);
+    c->send(get("/stream") + get("/next"));
+    auto got = c->read_responses(2, 3000ms);
+    ASSERT_EQ(got.size(), 2u);
+    ASSERT_EQ(got[0].body.size(), size_t(kPieces) * 10'000);
+    for (int p = 0; p < kPieces; ++p)
+        ASSERT_EQ(got[0].body[size_t(p) * 10'000], char('a' + p % 26)) << "piece " << p;
+    EXPECT_EQ(got[1].body, "after\n");
+}
+
 TEST(EngineStream, StreamedBodyToHttp10EndsAtClose) {
     EngineHarness h(
         {}, [](Exchange& ex) { ex.respond(rivet::Response(200).stream(parts(2), "text/plain")); });

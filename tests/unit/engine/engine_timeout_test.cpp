@@ -3,6 +3,7 @@
 // timers have 100 ms ticks: bounds are generous, and only "not before" and "well within a
 // second" are asserted.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <string>
@@ -148,6 +149,30 @@ TEST(EngineTimeouts, WriteTimeoutClosesAClientThatDoesNotRead) {
     ASSERT_TRUE(c->wait_eof(1500ms));
     EXPECT_TRUE(c->received().starts_with("HTTP/1.1 200 OK\r\n"));
     EXPECT_LT(c->received().size(), kBody);  // cut off before the end
+}
+
+TEST(EngineTimeouts, WriteTimeoutSparesASlowButSteadyReader) {
+    // The clock runs between writes that make progress, not over the whole answer.
+    ServerConfig config = long_timeouts();
+    config.write_timeout_ms = 300;
+    const size_t kBody = 1 << 20;
+    EngineHarness h(config, [&](Exchange& ex) {
+        ex.respond(rivet::Response(200).body(std::string(kBody, 's'), "application/octet-stream"));
+    });
+    auto c = h.connect();
+    c->send(get("/download"));
+    std::string got;
+    char buf[64 * 1024];
+    auto start = Clock::now();
+    // About 64 KiB per 50 ms: the whole answer takes longer than the write timeout.
+    while (got.size() < kBody && since(start) < 1800ms) {
+        std::this_thread::sleep_for(50ms);
+        ssize_t n = recv(c->fd(), buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0) break;
+        if (n > 0) got.append(buf, size_t(n));
+    }
+    EXPECT_GT(since(start), 300ms);
+    EXPECT_GT(got.size(), kBody);  // all of it arrived: head and body
 }
 
 }  // namespace
