@@ -23,7 +23,7 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
     drain_timer_.owner = this;
     accept_retry_.owner = this;
     write_buffer_.reserve(64 * 1024);
-    loop_.add(listen_fd_, net::kReadable, this);
+    if (listen_fd_ >= 0) loop_.add(listen_fd_, net::kReadable, this);
     loop_.on_turn_end([this] {
         for (Connection* c : graveyard_) delete c;
         graveyard_.clear();
@@ -52,7 +52,7 @@ void IoThread::on_io(uint32_t) {
 
 void IoThread::accept_pending() {
     // A bounded batch per turn keeps one busy listener from starving the connections.
-    for (int i = 0; i < 128 && accepting_; ++i) {
+    for (int i = 0; i < 128 && accepting_ && listen_fd_ >= 0; ++i) {
         net::PeerAddress peer;
         int fd = net::accept_connection(listen_fd_, &peer);
         if (fd < 0) {
@@ -65,13 +65,17 @@ void IoThread::accept_pending() {
             }
             return;
         }
-        if (size_t(fd) >= by_fd_.size()) by_fd_.resize(size_t(fd) * 2 + 64, nullptr);
-        by_fd_[fd] = new Connection(*this, fd, next_connection_id_++, peer.addr);
-        ++open_;
-        LoopStats::bump(stats_.accepted);
-        stats_.open_connections.store(open_, std::memory_order_relaxed);
-        if (open_ >= max_open_) set_accepting(false);
+        adopt(fd, peer.addr);
     }
+}
+
+void IoThread::adopt(int fd, const sockaddr_storage& peer) {
+    if (size_t(fd) >= by_fd_.size()) by_fd_.resize(size_t(fd) * 2 + 64, nullptr);
+    by_fd_[fd] = new Connection(*this, fd, next_connection_id_++, peer);
+    ++open_;
+    LoopStats::bump(stats_.accepted);
+    stats_.open_connections.store(open_, std::memory_order_relaxed);
+    if (open_ >= max_open_) set_accepting(false);
 }
 
 void IoThread::set_accepting(bool on) {
@@ -101,9 +105,11 @@ void IoThread::begin_drain() {
         // Serve what the kernel already accepted for us, then stop listening.
         accept_pending();
         draining_ = true;
-        loop_.remove(listen_fd_);
-        close(listen_fd_);
-        listen_fd_ = -1;
+        if (listen_fd_ >= 0) {
+            loop_.remove(listen_fd_);
+            close(listen_fd_);
+            listen_fd_ = -1;
+        }
         for (Connection* c : by_fd_)
             if (c) c->close_when_idle();
         loop_.timers().schedule(drain_timer_, config_.timeouts.drain_ms);

@@ -3,6 +3,8 @@
 // nothing on the request path is shared with other threads.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -24,6 +26,8 @@ class Connection;
 
 class IoThread final : public net::IoHandler {
 public:
+    // `listen_fd` may be -1: a loop without a listener serves only what adopt() hands it (tests
+    // drive connections over socketpairs that way).
     IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd);
     ~IoThread();
 
@@ -35,6 +39,9 @@ public:
     // From any thread: new limits and timeouts (not the address or thread count), applied on
     // this loop's thread between two events; connections use them from their next step on.
     void reconfigure(const ServerConfig& config);
+    // Serves an already-connected, non-blocking socket as a new connection; on this loop's
+    // thread (loop().post from elsewhere). The one way connections are born: accepting uses it.
+    void adopt(int fd, const sockaddr_storage& peer);
 
     // --- used by connections, on this thread ---
     net::Loop& loop() { return loop_; }
