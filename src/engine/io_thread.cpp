@@ -33,7 +33,12 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
 IoThread::~IoThread() {
     loop_.timers().cancel(drain_timer_);  // they are destroyed before the loop's wheel
     loop_.timers().cancel(accept_retry_);
-    for (Connection* c : by_fd_) delete c;
+    // Undrained connections (a loop that never ran): their sockets close with them.
+    for (Connection* c : by_fd_) {
+        if (!c) continue;
+        close(c->fd());
+        delete c;
+    }
     for (Connection* c : graveyard_) delete c;
     if (listen_fd_ >= 0) close(listen_fd_);
 }

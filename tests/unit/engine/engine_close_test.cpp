@@ -79,7 +79,7 @@ TEST(EngineClose, DeferredResponseWithCloseConnectionEndsTheConnection) {
 
 TEST(EngineClose, MaxRequestsPerConnection) {
     ServerConfig config;
-    config.max_requests_per_connection = 2;
+    config.limits.max_requests_per_connection = 2;
     EngineHarness h(config);
     auto c = h.connect();
     c->send(get("/1") + get("/2") + get("/3"));

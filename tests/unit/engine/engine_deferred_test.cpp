@@ -59,7 +59,7 @@ TEST(EngineDeferred, SeveralCompletedInReverseOrderLeaveInRequestOrder) {
 
 TEST(EngineDeferred, PipelineLimitPausesReadingUntilAnswersLeave) {
     ServerConfig config;
-    config.max_pipelined = 2;
+    config.limits.max_pipelined = 2;
     EngineHarness h(config, [&](Exchange& ex) { defer_or_echo(h, ex); });
     auto c = h.connect();
     c->send(get("/defer1") + get("/defer2") + get("/defer3") + get("/inline"));

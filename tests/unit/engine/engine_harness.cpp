@@ -258,7 +258,7 @@ void TestApp::drop_deferred() {
 EngineHarness::EngineHarness(ServerConfig config, TestApp::Handler handler) {
     config.threads = 1;
     // Teardown drains: a connection a test left busy is cut off after this, never waited for.
-    config.drain_timeout_ms = 1000;
+    config.timeouts.drain_ms = 1000;
     app_.set_handler(std::move(handler));
     io_ = std::make_unique<IoThread>(0, config, app_, -1);
     io_->start();

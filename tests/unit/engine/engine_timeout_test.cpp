@@ -18,10 +18,10 @@ using Clock = std::chrono::steady_clock;
 
 ServerConfig long_timeouts() {
     ServerConfig config;
-    config.header_timeout_ms = 10'000;
-    config.body_timeout_ms = 10'000;
-    config.idle_timeout_ms = 10'000;
-    config.write_timeout_ms = 10'000;
+    config.timeouts.header_ms = 10'000;
+    config.timeouts.body_ms = 10'000;
+    config.timeouts.idle_ms = 10'000;
+    config.timeouts.write_ms = 10'000;
     return config;
 }
 
@@ -31,7 +31,7 @@ Millis since(Clock::time_point start) {
 
 TEST(EngineTimeouts, HeaderTimeoutClosesAHalfSentHead) {
     ServerConfig config = long_timeouts();
-    config.header_timeout_ms = 200;
+    config.timeouts.header_ms = 200;
     EngineHarness h(config);
     auto c = h.connect();
     auto start = Clock::now();
@@ -47,7 +47,7 @@ TEST(EngineTimeouts, HeaderTimeoutClosesAHalfSentHead) {
 TEST(EngineTimeouts, HeaderTimeoutIsNotRestartedByEachByte) {
     // A slow sender trickling a byte at a time must not hold the connection forever.
     ServerConfig config = long_timeouts();
-    config.header_timeout_ms = 200;
+    config.timeouts.header_ms = 200;
     EngineHarness h(config);
     auto c = h.connect();
     auto start = Clock::now();
@@ -64,7 +64,7 @@ TEST(EngineTimeouts, HeaderTimeoutIsNotRestartedByEachByte) {
 TEST(EngineTimeouts, HeaderTimeoutOfALaterRequestCountsFromItsFirstByte) {
     // After a keep-alive rest longer than the header timeout, a new head gets its full time.
     ServerConfig config = long_timeouts();
-    config.header_timeout_ms = 300;
+    config.timeouts.header_ms = 300;
     EngineHarness h(config);
     auto c = h.connect();
     c->send(get("/1"));
@@ -82,7 +82,7 @@ TEST(EngineTimeouts, HeaderTimeoutOfALaterRequestCountsFromItsFirstByte) {
 
 TEST(EngineTimeouts, IdleKeepAliveConnectionIsClosed) {
     ServerConfig config = long_timeouts();
-    config.idle_timeout_ms = 200;
+    config.timeouts.idle_ms = 200;
     EngineHarness h(config);
     auto c = h.connect();
     c->send(get("/once"));
@@ -98,7 +98,7 @@ TEST(EngineTimeouts, IdleKeepAliveConnectionIsClosed) {
 TEST(EngineTimeouts, KeepAliveConnectionWithinTheIdleTimeoutStaysUsable) {
     // The control for the idle test: a shorter pause than the timeout keeps the connection.
     ServerConfig config = long_timeouts();
-    config.idle_timeout_ms = 1000;
+    config.timeouts.idle_ms = 1000;
     EngineHarness h(config);
     auto c = h.connect();
     c->send(get("/1"));
@@ -112,7 +112,7 @@ TEST(EngineTimeouts, KeepAliveConnectionWithinTheIdleTimeoutStaysUsable) {
 
 TEST(EngineTimeouts, BodyTimeoutClosesAStalledBody) {
     ServerConfig config = long_timeouts();
-    config.body_timeout_ms = 200;
+    config.timeouts.body_ms = 200;
     EngineHarness h(config);
     auto c = h.connect();
     auto start = Clock::now();
@@ -126,7 +126,7 @@ TEST(EngineTimeouts, BodyTimeoutClosesAStalledBody) {
 TEST(EngineTimeouts, BodyTimeoutRestartsWithEachPiece) {
     // Unlike the head's, the body's clock runs between reads: a steady sender is served.
     ServerConfig config = long_timeouts();
-    config.body_timeout_ms = 300;
+    config.timeouts.body_ms = 300;
     EngineHarness h(config);
     auto c = h.connect();
     c->send("POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\n");
@@ -138,7 +138,7 @@ TEST(EngineTimeouts, BodyTimeoutRestartsWithEachPiece) {
 
 TEST(EngineTimeouts, WriteTimeoutClosesAClientThatDoesNotRead) {
     ServerConfig config = long_timeouts();
-    config.write_timeout_ms = 200;
+    config.timeouts.write_ms = 200;
     const size_t kBody = 8 << 20;  // far more than the socket buffers hold
     EngineHarness h(config, [&](Exchange& ex) {
         ex.respond(rivet::Response(200).body(std::string(kBody, 'w'), "application/octet-stream"));
@@ -154,7 +154,7 @@ TEST(EngineTimeouts, WriteTimeoutClosesAClientThatDoesNotRead) {
 TEST(EngineTimeouts, WriteTimeoutSparesASlowButSteadyReader) {
     // The clock runs between writes that make progress, not over the whole answer.
     ServerConfig config = long_timeouts();
-    config.write_timeout_ms = 300;
+    config.timeouts.write_ms = 300;
     const size_t kBody = 1 << 20;
     EngineHarness h(config, [&](Exchange& ex) {
         ex.respond(rivet::Response(200).body(std::string(kBody, 's'), "application/octet-stream"));
