@@ -34,6 +34,7 @@ TEST(Socket, AcceptedConnectionsInheritNoDelay) {
     int lfd = rivet::net::listen_tcp("127.0.0.1", 0, false, 16);
     EXPECT_NE(nodelay(lfd), 0);
     int client = connect_to(rivet::net::local_port(lfd));
+    ASSERT_EQ(write(client, "G", 1), 1);  // deferred accept: a connection comes with its data
     pollfd p{lfd, POLLIN, 0};
     ASSERT_EQ(poll(&p, 1, 5000), 1);
     rivet::net::PeerAddress peer;
@@ -41,6 +42,29 @@ TEST(Socket, AcceptedConnectionsInheritNoDelay) {
     ASSERT_GE(fd, 0);
     EXPECT_NE(nodelay(fd), 0);
     EXPECT_EQ(peer.to_string(), "127.0.0.1");
+    close(fd);
+    close(client);
+    close(lfd);
+}
+
+// The listener defers accepting until a connection's first bytes arrive (TCP_DEFER_ACCEPT), so
+// the loop reads the request right after accept() instead of waiting for a second wake-up.
+TEST(Socket, AcceptWaitsForTheFirstBytes) {
+    int lfd = rivet::net::listen_tcp("127.0.0.1", 0, false, 16);
+    int v = 0;
+    socklen_t len = sizeof v;
+    ASSERT_EQ(getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &len), 0);
+    EXPECT_GT(v, 0);
+    int client = connect_to(rivet::net::local_port(lfd));
+    pollfd p{lfd, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 100), 0);  // connected, silent: not yet handed to accept()
+    ASSERT_EQ(write(client, "GET", 3), 3);
+    ASSERT_EQ(poll(&p, 1, 5000), 1);
+    rivet::net::PeerAddress peer;
+    int fd = rivet::net::accept_connection(lfd, &peer);
+    ASSERT_GE(fd, 0);
+    char buf[8];
+    EXPECT_EQ(read(fd, buf, sizeof buf), 3);  // the bytes are there at accept
     close(fd);
     close(client);
     close(lfd);
