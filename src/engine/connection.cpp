@@ -22,8 +22,18 @@ Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_stor
         std::memcpy(peer_bytes_, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
     head_started_ms_ = owner_.loop().now_ms();
     interest_ = net::kReadable;
-    owner_.loop().add(fd_, interest_, this);
     arm_timer();
+}
+
+void Connection::start() {
+    // The listener defers accepting until a connection's first bytes have arrived
+    // (TCP_DEFER_ACCEPT), so the request is usually here already: serve it now. A connection
+    // answered and closed in this call (Connection: close) never touches epoll; one that stays
+    // registers with the interest its phase asks for.
+    on_readable();
+    if (phase_ == Phase::Closed) return;
+    registered_ = true;
+    owner_.loop().add(fd_, interest_, this);
 }
 
 Connection::~Connection() {

@@ -46,6 +46,9 @@ public:
 
     Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer);
     ~Connection();
+    // Right after the accept: serves what already arrived, then registers with the loop if the
+    // connection is still open. May close (and retire) the connection before it returns.
+    void start();
 
     uint64_t id() const { return id_; }
     int fd() const { return fd_; }
@@ -166,7 +169,8 @@ private:
     uint64_t head_started_ms_ = 0;    // when the first byte of the current request head arrived
     uint64_t write_progress_ms_ = 0;  // when a write last moved bytes (write timeout)
     uint32_t served_ = 0;
-    uint8_t interest_ = 0;
+    uint8_t interest_ = 0;      // what the loop is asked to report (once registered_)
+    bool registered_ = false;  // in the loop's epoll set: start() may finish without it
     uint8_t body_pieces_this_flush_ = 0;
     // Facts about the socket, whatever the phase.
     bool peer_eof_ = false;         // the client will send nothing more

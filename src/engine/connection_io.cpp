@@ -37,7 +37,12 @@ void Connection::flush() {
             out_.clear();
             out_sent_ = 0;
         } else if (!shared.empty()) {
-            ssize_t n = send(fd_, shared.data(), shared.size(), MSG_NOSIGNAL);
+            // The connection's last answer: MSG_MORE holds it in the socket for the close (or
+            // shutdown) that after_flush() makes in this same call, whose FIN then leaves in
+            // the same segment: one packet and one ACK fewer per short connection.
+            int flags = MSG_NOSIGNAL;
+            if (phase_ == Phase::Closing && !owes()) flags |= MSG_MORE;
+            ssize_t n = send(fd_, shared.data(), shared.size(), flags);
             if (n < 0 && errno != EAGAIN && errno != EINTR) {
                 shared.clear();
                 return close_now();
@@ -124,7 +129,7 @@ void Connection::update_interest() {
     if (!out_.empty() || sending_body()) want |= net::kWritable;
     if (want != interest_) {
         interest_ = want;
-        owner_.loop().modify(fd_, want, this);
+        if (registered_) owner_.loop().modify(fd_, want, this);  // else start() adds it so
     }
 }
 

@@ -76,11 +76,13 @@ void IoThread::accept_pending() {
 
 void IoThread::adopt(int fd, const sockaddr_storage& peer) {
     if (size_t(fd) >= by_fd_.size()) by_fd_.resize(size_t(fd) * 2 + 64, nullptr);
-    by_fd_[fd] = new Connection(*this, fd, next_connection_id_++, peer);
+    Connection* c = new Connection(*this, fd, next_connection_id_++, peer);
+    by_fd_[fd] = c;
     ++open_;
     LoopStats::bump(stats_.accepted);
     stats_.open_connections.store(open_, std::memory_order_relaxed);
     if (open_ >= max_open_) set_accepting(false);
+    c->start();  // may serve and close it at once (connection_closed)
 }
 
 void IoThread::set_accepting(bool on) {
