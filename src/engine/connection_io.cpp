@@ -164,8 +164,13 @@ void Connection::begin_close() {
         // Closing from the read that did not fill the buffer, the socket is known empty, as
         // nginx reasons too; any later close (a worker's answer, a long body) asks the kernel.
         int unread = 0;
-        if (input_drained_ || (ioctl(fd_, FIONREAD, &unread) == 0 && unread == 0))
+        if (input_drained_ || (ioctl(fd_, FIONREAD, &unread) == 0 && unread == 0)) {
+            // The last answer may still wait in the socket (MSG_MORE): send it with the FIN
+            // first. Input can have arrived since the check (the handler ran after the read),
+            // and close() with unread input sends a RST and discards what is still unsent.
+            shutdown(fd_, SHUT_WR);
             return close_now();
+        }
     }
     // Unread input is still arriving: closing now would answer it with a RST that can destroy
     // the response we just sent. Shut our side, read and drop until the client closes.
