@@ -130,6 +130,9 @@ Request Request::detach() const {
     owned->head.method_name = keep(head_->method_name);
     owned->head.target = keep(head_->target);
     owned->head.path = inside(head_->target, head_->path, owned->head.target);
+    // The one path not taken from the target is the parser's literal "/" (absolute form with an
+    // empty path): static, so the view stays valid as it is.
+    if (owned->head.path.empty()) owned->head.path = head_->path;
     owned->head.query = inside(head_->target, head_->query, owned->head.target);
     owned->head.authority = keep(head_->authority);
     owned->headers.reserve(head_->headers.size());
