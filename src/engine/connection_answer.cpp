@@ -114,7 +114,9 @@ bool Connection::write_out(const Response& response, http::Framing framing) {
 }
 
 void Connection::complete(uint64_t sequence, Response&& response) {
-    if (!pending_) return;
+    // Lingering: everything that could still be sent has been (an answer that ended the
+    // connection dropped the slots after it), so a late answer has nowhere to go.
+    if (!pending_ || phase_ == Phase::Lingering) return;
     for (auto& slot : pending_->slots) {
         if (slot.sequence != sequence || slot.ready) continue;
         if (response.close_connection()) end_reading();  // read no further requests
