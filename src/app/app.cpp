@@ -11,6 +11,7 @@
 #include "app/method.hpp"
 #include "app/operations.hpp"
 #include "app/router.hpp"
+#include "app/server_options.hpp"
 #include "app/worker_pool.hpp"
 #include "engine/exchange.hpp"
 #include "engine/server.hpp"
@@ -34,10 +35,6 @@ std::string allow_list(app::MethodSet allowed) {
         out += http::method_name(m);
     }
     return out;
-}
-
-engine::ServerConfig server_config(const RunOptions& o) {
-    return {o.host, o.port, o.threads, o.limits, o.timeouts};
 }
 
 }  // namespace
@@ -86,7 +83,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     if (head.method == HttpMethod::Options && head.path == "*") {
         Response res(200);
         res.header("Allow", allow_list(~app::MethodSet(0)));
-        return ex.respond(res);
+        return ex.respond(app::view_of(res));
     }
     auto match = router.find(head.method, head.path);
     if (match.kind == app::Router::Match::NotFound) return ex.respond_simple(404, "Not Found\n");
@@ -119,7 +116,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
             return ex.respond_simple(405, "Method Not Allowed\n",
                                      "Allow: " + allow_list(other.allowed) + "\r\n");
     }
-    ex.respond(res);
+    ex.respond(app::view_of(res));
 }
 
 void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
@@ -149,7 +146,7 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
             res.text("Internal Server Error\n");
         }
         job->ops->finish_offloaded(job->request, job->trace, res);
-        job->reply.complete(std::move(res));
+        job->reply.complete(app::reply_of(std::move(res)));
     });
     if (!queued) {
         Response busy(503);
@@ -157,7 +154,7 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
         busy.header("Retry-After", std::to_string(options.retry_after_s));
         ops->count_pool_rejected();
         ops->finish_offloaded(job->request, job->trace, busy);
-        job->reply.complete(std::move(busy));
+        job->reply.complete(app::reply_of(std::move(busy)));
     }
 }
 
@@ -238,7 +235,7 @@ uint16_t App::start(const RunOptions& options) {
     if (impl_->server) throw std::logic_error("the app is already running");
     impl_->options = options;
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
-    impl_->server = std::make_unique<engine::Server>(server_config(options), *impl_);
+    impl_->server = std::make_unique<engine::Server>(app::server_config(options), *impl_);
     for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
     try {
         start_operations(options);
@@ -312,7 +309,7 @@ std::string App::reconfigure(const RunOptions& options) {
     ops.admin.admin_port = impl_->options.ops.admin.admin_port;  // the listener stays put
     ops.admin.admin_host = impl_->options.ops.admin.admin_host;
     std::string problems = impl_->ops->reconfigure(ops);
-    impl_->server->reconfigure(server_config(options));  // host, port and threads stay
+    impl_->server->reconfigure(app::server_config(options));  // host, port and threads stay
     impl_->options.limits = options.limits;
     impl_->options.timeouts = options.timeouts;
     impl_->options.ops = ops;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "app/error_log.hpp"
+#include "app/server_options.hpp"
 #include "app/status_page.hpp"
 
 namespace rivet::app {
@@ -118,7 +119,7 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
         trace.route = first_pseudo_ + kMetrics;
         Response res;
         res.body(prometheus_text(snapshot()), "text/plain; version=0.0.4; charset=utf-8");
-        ex.respond(res);
+        ex.respond(view_of(res));
         return true;
     }
     if (admin.status_page && path == "/status") {
@@ -126,7 +127,7 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
         Response res;
         res.html(status_page_html());
         res.header("Cache-Control", "no-store");
-        ex.respond(res);
+        ex.respond(view_of(res));
         return true;
     }
     if (admin.status_page && path == "/status.json") {
@@ -134,14 +135,14 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
         Response res;
         res.body(status_json(snapshot()), "application/json");
         res.header("Cache-Control", "no-store");
-        ex.respond(res);
+        ex.respond(view_of(res));
         return true;
     }
     if (admin.health && path == "/healthz") {
         trace.route = first_pseudo_ + kHealth;
         Response res;
         res.text("ok");
-        ex.respond(res);
+        ex.respond(view_of(res));
         return true;
     }
     return false;

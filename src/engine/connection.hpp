@@ -6,7 +6,7 @@
 // connection's own buffer. A head is parsed once: when its body has not all arrived, the head
 // (with a copy of its fields) and a BodyReader wait in `body_` while the body comes in.
 //
-// Answers leave in request order. Every answer (a handler's Response, a server-made one, or the
+// Answers leave in request order. Every answer (a handler's reply, a server-made one, or the
 // place of one that comes later from another thread) goes through answer(): straight into the
 // output when nothing before it is still owed, else into the queue of slots. Answers for one read
 // go out with one write. An idle keep-alive connection owns no buffer.
@@ -21,10 +21,9 @@
 #include <string>
 #include <vector>
 
-#include <rivet/response.hpp>
-
 #include "engine/body_reader.hpp"
 #include "engine/exchange.hpp"
+#include "engine/reply.hpp"
 #include "http/response_writer.hpp"
 #include "net/loop.hpp"
 #include "net/timer_wheel.hpp"
@@ -59,12 +58,12 @@ public:
     unsigned loop_index() const;
 
     // Called by Exchange.
-    void respond(const http::RequestHead& head, const Response& response);
+    void respond(const http::RequestHead& head, const ReplyView& reply);
     void respond_simple(const http::RequestHead& head, int status, std::string_view body,
                         std::string_view extra_fields);
     Deferred defer(const http::RequestHead& head);
     // Called by IoThread when a deferred response arrives.
-    void complete(uint64_t sequence, Response&& response);
+    void complete(uint64_t sequence, Reply&& reply);
 
     void close_now();        // immediately, whatever is pending
     void close_when_idle();  // during a drain: after what is in flight
@@ -79,8 +78,8 @@ private:
     // One request's answer, in the form its maker had it.
     struct Answer {
         enum class Kind : uint8_t { Full, Simple, Later } kind;
-        const Response* response = nullptr;  // Full: a handler's response
-        int status = 0;                      // Simple: a server-made plain-text answer
+        const ReplyView* reply = nullptr;  // Full: a handler's answer
+        int status = 0;                    // Simple: a server-made plain-text answer
         std::string_view body;
         std::string_view extra_fields;
     };
@@ -89,15 +88,15 @@ private:
         uint64_t sequence;
         bool ready;  // false: its Deferred has not completed yet
         http::Framing framing;
-        std::optional<Response> response;  // serialized when it leaves (see release_ready_slots)
-        std::string bytes;                 // or an answer already serialized
+        std::optional<Reply> reply;  // serialized when it leaves (see release_ready_slots)
+        std::string bytes;           // or an answer already serialized
     };
     // What is owed beyond the output buffer; allocated on first use.
     struct Pending {
         std::deque<Slot> slots;
         uint64_t next_sequence = 1;
         std::shared_ptr<BodyProducer> stream;  // the body being streamed now
-        FileRange file;                        // or the file being sent now
+        FileBody file;                         // or the file being sent now
         bool stream_chunked = false;
         bool body_ends_connection = false;  // the stream or file is the connection's last answer
     };
@@ -133,12 +132,12 @@ private:
     http::Framing framing_for(const http::RequestHead& head, bool close_requested) const;
     uint64_t answer(const Answer& a, const http::Framing& framing);
     void write_now(const Answer& a, const http::Framing& framing);
-    bool write_out(const Response& response, http::Framing framing);  // true: it ends
+    bool write_out(const ReplyView& reply, http::Framing framing);  // true: it ends
     void release_ready_slots();
     void send_continue();
     void pump_stream();
     std::string& output();
-    bool sending_body() const { return pending_ && (pending_->stream || pending_->file.file); }
+    bool sending_body() const { return pending_ && (pending_->stream || pending_->file.owner); }
     // Answers still to send after what is in the output: queued slots, or a body in progress.
     bool owes() const { return pending_ && (!pending_->slots.empty() || sending_body()); }
     Pending& pending();
@@ -169,7 +168,7 @@ private:
     uint64_t head_started_ms_ = 0;    // when the first byte of the current request head arrived
     uint64_t write_progress_ms_ = 0;  // when a write last moved bytes (write timeout)
     uint32_t served_ = 0;
-    uint8_t interest_ = 0;      // what the loop is asked to report (once registered_)
+    uint8_t interest_ = 0;     // what the loop is asked to report (once registered_)
     bool registered_ = false;  // in the loop's epoll set: start() may finish without it
     uint8_t body_pieces_this_flush_ = 0;
     // Facts about the socket, whatever the phase.

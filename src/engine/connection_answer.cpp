@@ -6,23 +6,6 @@ namespace rivet::engine {
 
 namespace {
 
-// The serializer's view of a handler's response.
-http::ResponseHead head_of(const Response& r) {
-    http::ResponseHead h;
-    h.status = r.status();
-    h.content_type = r.content_type();
-    h.fields = r.headers();
-    if (r.producer()) {
-        h.body_kind = http::ResponseHead::Body::Streamed;
-    } else if (const FileRange* file = r.file_range()) {
-        h.body_kind = http::ResponseHead::Body::Sized;
-        h.content_length = file->length;
-    } else {
-        h.body = r.body();
-    }
-    return h;
-}
-
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 }  // namespace
@@ -44,8 +27,8 @@ http::Framing Connection::framing_for(const http::RequestHead& head, bool close_
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 
-void Connection::respond(const http::RequestHead& head, const Response& response) {
-    answer({Answer::Kind::Full, &response}, framing_for(head, response.close_connection()));
+void Connection::respond(const http::RequestHead& head, const ReplyView& reply) {
+    answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close));
 }
 
 void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
@@ -74,7 +57,7 @@ uint64_t Connection::answer(const Answer& a, const http::Framing& framing) {
     auto& p = pending();
     Slot slot{p.next_sequence++, a.kind != Answer::Kind::Later, framing, std::nullopt, {}};
     if (a.kind == Answer::Kind::Full)
-        slot.response = *a.response;
+        slot.reply = Reply::copy_of(*a.reply);
     else if (a.kind == Answer::Kind::Simple)
         http::write_simple_response(slot.bytes, a.status, a.body, framing, owner_.date_block(),
                                     a.extra_fields);
@@ -84,28 +67,28 @@ uint64_t Connection::answer(const Answer& a, const http::Framing& framing) {
 
 void Connection::write_now(const Answer& a, const http::Framing& framing) {
     if (a.kind == Answer::Kind::Full) {
-        write_out(*a.response, framing);
+        write_out(*a.reply, framing);
     } else {
         http::write_simple_response(output(), a.status, a.body, framing, owner_.date_block(),
                                     a.extra_fields);
     }
 }
 
-bool Connection::write_out(const Response& response, http::Framing framing) {
-    if (response.close_connection()) framing.keep_alive = false;
-    const bool has_body = !framing.head_only && http::status_has_body(response.status());
-    const bool streamed = response.producer() && has_body;
+bool Connection::write_out(const ReplyView& reply, http::Framing framing) {
+    using Body = http::ResponseHead::Body;
+    if (reply.close) framing.keep_alive = false;
+    const bool has_body = !framing.head_only && http::status_has_body(reply.head.status);
+    const bool streamed = reply.head.body_kind == Body::Streamed && has_body;
     if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
-    http::write_response(output(), head_of(response), framing, owner_.date_block());
-    const FileRange* file = response.file_range();
+    http::write_response(output(), reply.head, framing, owner_.date_block());
     if (streamed) {
         auto& p = pending();
-        p.stream = response.producer();
+        p.stream = reply.stream;
         p.stream_chunked = framing.version_minor >= 1;
         p.body_ends_connection = !framing.keep_alive;
-    } else if (file && has_body && file->length > 0) {
+    } else if (reply.head.body_kind == Body::Sized && has_body && reply.file.length > 0) {
         auto& p = pending();
-        p.file = *file;
+        p.file = reply.file;
         p.body_ends_connection = !framing.keep_alive;
     } else if (!framing.keep_alive) {
         end_reading();
@@ -113,14 +96,14 @@ bool Connection::write_out(const Response& response, http::Framing framing) {
     return !framing.keep_alive;
 }
 
-void Connection::complete(uint64_t sequence, Response&& response) {
+void Connection::complete(uint64_t sequence, Reply&& reply) {
     // Lingering: everything that could still be sent has been (an answer that ended the
     // connection dropped the slots after it), so a late answer has nowhere to go.
     if (!pending_ || phase_ == Phase::Lingering) return;
     for (auto& slot : pending_->slots) {
         if (slot.sequence != sequence || slot.ready) continue;
-        if (response.close_connection()) end_reading();  // read no further requests
-        slot.response = std::move(response);
+        if (reply.close) end_reading();  // read no further requests
+        slot.reply = std::move(reply);
         slot.ready = true;
         break;
     }
@@ -138,8 +121,8 @@ void Connection::release_ready_slots() {
         http::Framing framing = slot.framing;
         if (owner_.draining() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
         bool ends;
-        if (slot.response) {
-            ends = write_out(*slot.response, framing);
+        if (slot.reply) {
+            ends = write_out(slot.reply->view(), framing);
         } else {
             output().append(slot.bytes);
             ends = !framing.keep_alive;

@@ -56,7 +56,7 @@ void Connection::flush() {
             if (!out_.empty()) break;
         }
         // Everything written: a file or a stream may have more to give.
-        if (pending_ && pending_->file.file) {
+        if (pending_ && pending_->file.owner) {
             if (!send_file_piece()) break;
             continue;
         }
@@ -82,7 +82,7 @@ bool Connection::send_file_piece() {
     constexpr size_t kPiece = 256 * 1024;
     auto& f = pending_->file;
     off_t offset = off_t(f.offset);
-    ssize_t n = sendfile(fd_, f.file->fd(), &offset, std::min<uint64_t>(f.length, kPiece));
+    ssize_t n = sendfile(fd_, f.fd, &offset, std::min<uint64_t>(f.length, kPiece));
     if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) return false;
         close_now();

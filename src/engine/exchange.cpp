@@ -5,6 +5,19 @@
 
 namespace rivet::engine {
 
+namespace {
+
+// The answer of a Deferred dropped without one, so that its connection never waits forever.
+Reply internal_error() {
+    Reply r;
+    r.status = 500;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "Internal Server Error\n";
+    return r;
+}
+
+}  // namespace
+
 std::string Exchange::peer_address() const {
     return connection_.peer_address();
 }
@@ -15,13 +28,13 @@ unsigned Exchange::loop_index() const {
     return connection_.loop_index();
 }
 
-void Exchange::respond(const Response& response) {
+void Exchange::respond(const ReplyView& reply) {
     if (answered_) return;
     answered_ = true;
-    status_ = response.status();
-    const FileRange* file = response.file_range();
-    body_bytes_ = file ? file->length : response.body().size();
-    connection_.respond(head_, response);
+    status_ = reply.head.status;
+    body_bytes_ = reply.head.body_kind == http::ResponseHead::Body::Sized ? reply.file.length
+                                                                          : reply.head.body.size();
+    connection_.respond(head_, reply);
 }
 
 void Exchange::respond_simple(int status, std::string_view body, std::string_view extra_fields) {
@@ -41,7 +54,7 @@ Deferred Exchange::defer() {
 Deferred& Deferred::operator=(Deferred&& other) noexcept {
     if (this != &other) {
         if (valid()) {
-            complete(std::move(Response(500).text("Internal Server Error\n")));
+            complete(internal_error());
         }
         thread_ = other.thread_;
         fd_ = other.fd_;
@@ -54,17 +67,18 @@ Deferred& Deferred::operator=(Deferred&& other) noexcept {
 
 Deferred::~Deferred() {
     if (valid()) {
-        complete(std::move(Response(500).text("Internal Server Error\n")));
+        complete(internal_error());
     }
 }
 
-void Deferred::complete(Response&& response) {
+void Deferred::complete(Reply&& reply) {
     if (!thread_) return;
     IoThread* thread = thread_;
     thread_ = nullptr;
     thread->loop().post(
-        [thread, fd = fd_, id = connection_id_, seq = sequence_,
-         r = std::move(response)]() mutable { thread->deliver(fd, id, seq, std::move(r)); });
+        [thread, fd = fd_, id = connection_id_, seq = sequence_, r = std::move(reply)]() mutable {
+            thread->deliver(fd, id, seq, std::move(r));
+        });
 }
 
 }  // namespace rivet::engine

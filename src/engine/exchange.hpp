@@ -7,8 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include <rivet/response.hpp>
-
+#include "engine/reply.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::engine {
@@ -33,7 +32,7 @@ public:
     Deferred& operator=(const Deferred&) = delete;
     ~Deferred();
 
-    void complete(Response&& response);
+    void complete(Reply&& reply);
     bool valid() const { return thread_ != nullptr; }
 
 private:
@@ -55,7 +54,7 @@ public:
     PeerIp peer_ip() const;
     unsigned loop_index() const;
 
-    void respond(const Response& response);
+    void respond(const ReplyView& reply);
     // A protocol-level answer (404, 405, 503 ...) with a plain-text body and optional extra
     // fields ("Allow: GET\r\n").
     void respond_simple(int status, std::string_view body, std::string_view extra_fields = {});

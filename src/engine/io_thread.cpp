@@ -100,10 +100,10 @@ void IoThread::connection_closed(Connection* c) {
     if (!accepting_ && open_ < max_open_) set_accepting(true);
 }
 
-void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence, Response&& response) {
+void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply) {
     if (fd < 0 || size_t(fd) >= by_fd_.size()) return;
     Connection* c = by_fd_[fd];
-    if (c && c->id() == connection_id) c->complete(sequence, std::move(response));
+    if (c && c->id() == connection_id) c->complete(sequence, std::move(reply));
 }
 
 void IoThread::begin_drain() {

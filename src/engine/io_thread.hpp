@@ -61,7 +61,7 @@ public:
 
     void connection_closed(Connection* c);
     // Delivers a deferred response posted from another thread (runs on this thread).
-    void deliver(int fd, uint64_t connection_id, uint64_t sequence, Response&& response);
+    void deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply);
 
 private:
     void on_io(uint32_t events) override;  // the listening socket

@@ -1,15 +1,36 @@
-// ServerConfig: everything the engine needs to know to listen, parse and time out. The limits and
-// timeouts are the public types users set in rivet::RunOptions, so there is one definition of each.
+// ServerConfig: everything the engine needs to know to listen, parse and time out. The public
+// rivet::Limits and rivet::Timeouts (include/rivet/limits.hpp, where each field is explained)
+// are above this layer; App converts them in one place (app/server_options.hpp), which checks at
+// compile time that the two stay the same size.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
-
-#include <rivet/limits.hpp>
 
 #include "http/request_parser.hpp"
 
 namespace rivet::engine {
+
+struct Limits {
+    size_t max_request_line = 8 * 1024;
+    size_t max_header_bytes = 16 * 1024;
+    size_t max_headers = 100;
+    uint64_t max_body = 8 * 1024 * 1024;
+    size_t max_connections = 100'000;
+    uint32_t max_requests_per_connection = 0;
+    size_t max_pipelined = 64;
+    size_t output_high_water = 1 << 20;
+};
+
+struct Timeouts {  // milliseconds
+    uint64_t header_ms = 10'000;
+    uint64_t body_ms = 60'000;
+    uint64_t idle_ms = 60'000;
+    uint64_t write_ms = 60'000;
+    uint64_t linger_ms = 2'000;
+    uint64_t drain_ms = 10'000;
+};
 
 struct ServerConfig {
     std::string host = "0.0.0.0";

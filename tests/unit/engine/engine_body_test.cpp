@@ -124,7 +124,7 @@ TEST(EngineBodies, ExpectContinueWaitsForEarlierAnswers) {
     // A 100 must not overtake the answer to a request before it that is still being made.
     EngineHarness h({}, [&](Exchange& ex) {
         if (ex.head().path == "/later") return h.app().keep(ex.defer());
-        ex.respond(rivet::Response(200).text(std::string(ex.body())));
+        ex.respond(rivet::app::view_of(rivet::Response(200).text(std::string(ex.body()))));
     });
     auto c = h.connect();
     c->send(get("/later") +
@@ -132,7 +132,7 @@ TEST(EngineBodies, ExpectContinueWaitsForEarlierAnswers) {
     auto deferred = h.app().take_deferred(1);
     ASSERT_EQ(deferred.size(), 1u);
     EXPECT_EQ(c->read_for(50ms), "");
-    deferred[0].complete(reply("first"));
+    deferred[0].complete(rivet::app::reply_of(reply("first")));
     ASSERT_TRUE(c->read_until("HTTP/1.1 100 Continue\r\n\r\n"));
     c->send("ok");
     auto got = c->read_responses(3);

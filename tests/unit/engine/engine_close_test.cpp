@@ -52,7 +52,7 @@ TEST(EngineClose, Http10WithKeepAliveStaysOpen) {
 
 TEST(EngineClose, ResponseWithCloseConnectionEndsTheConnection) {
     EngineHarness h({}, [](Exchange& ex) {
-        ex.respond(rivet::Response(200).text("last").close_connection(true));
+        ex.respond(rivet::app::view_of(rivet::Response(200).text("last").close_connection(true)));
     });
     auto c = h.connect();
     c->send(get("/a") + get("/b"));
@@ -70,7 +70,7 @@ TEST(EngineClose, DeferredResponseWithCloseConnectionEndsTheConnection) {
     c->send(get("/a"));
     auto deferred = h.app().take_deferred(1);
     ASSERT_EQ(deferred.size(), 1u);
-    deferred[0].complete(std::move(reply("done").close_connection(true)));
+    deferred[0].complete(rivet::app::reply_of(std::move(reply("done").close_connection(true))));
     auto got = c->read_responses(1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].field("Connection"), "close");
@@ -110,7 +110,7 @@ TEST(EngineClose, PeerHalfCloseWhileADeferredAnswerIsOwedStillGetsIt) {
     auto deferred = h.app().take_deferred(1);
     ASSERT_EQ(deferred.size(), 1u);
     EXPECT_EQ(c->read_for(50ms), "");
-    deferred[0].complete(reply("worth the wait"));
+    deferred[0].complete(rivet::app::reply_of(reply("worth the wait")));
     auto got = c->read_responses(1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].body, "worth the wait");
@@ -174,7 +174,7 @@ rivet::BodyProducer parts(int n) {
 TEST(EngineStream, StreamedBodyIsChunkedAndFollowedByTheNextAnswer) {
     EngineHarness h({}, [](Exchange& ex) {
         if (ex.head().path == "/stream") {
-            ex.respond(rivet::Response(200).stream(parts(3), "text/plain"));
+            ex.respond(rivet::app::view_of(rivet::Response(200).stream(parts(3), "text/plain")));
         } else {
             ex.respond_simple(200, "after\n");
         }
@@ -197,12 +197,12 @@ TEST(EngineStream, LargeStreamThroughASmallSocketBufferThenTheNextAnswer) {
     EngineHarness h({}, [](Exchange& ex) {
         if (ex.head().path != "/stream") return ex.respond_simple(200, "after\n");
         auto i = std::make_shared<int>(0);
-        ex.respond(rivet::Response(200).stream(
+        ex.respond(rivet::app::view_of(rivet::Response(200).stream(
             [i](std::string& out) {
                 out.append(10'000, char('a' + (*i)++ % 26));
                 return *i < kPieces;
             },
-            "application/octet-stream"));
+            "application/octet-stream")));
     });
     auto c = h.connect(16 * 1024);
     c->send(get("/stream") + get("/next"));
@@ -215,8 +215,9 @@ TEST(EngineStream, LargeStreamThroughASmallSocketBufferThenTheNextAnswer) {
 }
 
 TEST(EngineStream, StreamedBodyToHttp10EndsAtClose) {
-    EngineHarness h(
-        {}, [](Exchange& ex) { ex.respond(rivet::Response(200).stream(parts(2), "text/plain")); });
+    EngineHarness h({}, [](Exchange& ex) {
+        ex.respond(rivet::app::view_of(rivet::Response(200).stream(parts(2), "text/plain")));
+    });
     auto c = h.connect();
     c->send("GET /s HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
     ASSERT_TRUE(c->wait_eof());
@@ -227,7 +228,9 @@ TEST(EngineStream, StreamedBodyToHttp10EndsAtClose) {
 }
 
 TEST(EngineStream, HeadRequestGetsFieldsButNoBodyBytes) {
-    EngineHarness h({}, [](Exchange& ex) { ex.respond(rivet::Response(200).text("hello body")); });
+    EngineHarness h({}, [](Exchange& ex) {
+        ex.respond(rivet::app::view_of(rivet::Response(200).text("hello body")));
+    });
     auto c = h.connect();
     c->send(request("HEAD", "/h") + get("/g"));
     auto got = c->read_responses(2, 2000ms, {true, false});
@@ -241,8 +244,9 @@ TEST(EngineStream, HeadRequestGetsFieldsButNoBodyBytes) {
 }
 
 TEST(EngineStream, HeadRequestForAStreamSendsNoChunks) {
-    EngineHarness h(
-        {}, [](Exchange& ex) { ex.respond(rivet::Response(200).stream(parts(3), "text/plain")); });
+    EngineHarness h({}, [](Exchange& ex) {
+        ex.respond(rivet::app::view_of(rivet::Response(200).stream(parts(3), "text/plain")));
+    });
     auto c = h.connect();
     c->send(request("HEAD", "/s") + request("HEAD", "/s"));
     auto got = c->read_responses(2, 2000ms, {true, true});

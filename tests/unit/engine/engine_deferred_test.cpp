@@ -14,7 +14,8 @@ namespace {
 // Requests to /defer... are deferred and kept for the test; the rest are answered at once.
 void defer_or_echo(EngineHarness& h, Exchange& ex) {
     if (ex.head().path.starts_with("/defer")) return h.app().keep(ex.defer());
-    ex.respond(rivet::Response(200).text("inline " + std::string(ex.head().path)));
+    ex.respond(
+        rivet::app::view_of(rivet::Response(200).text("inline " + std::string(ex.head().path))));
 }
 
 TEST(EngineDeferred, CompletedAfterALaterInlineAnswerStillLeavesFirst) {
@@ -26,7 +27,9 @@ TEST(EngineDeferred, CompletedAfterALaterInlineAnswerStillLeavesFirst) {
     ASSERT_EQ(deferred.size(), 1u);
     // /now is answered already, but must wait behind /defer.
     EXPECT_EQ(c->read_for(100ms), "");
-    std::thread worker([d = std::move(deferred[0])]() mutable { d.complete(reply("deferred")); });
+    std::thread worker([d = std::move(deferred[0])]() mutable {
+        d.complete(rivet::app::reply_of(reply("deferred")));
+    });
     worker.join();
     auto got = c->read_responses(2);
     ASSERT_EQ(got.size(), 2u);
@@ -42,13 +45,13 @@ TEST(EngineDeferred, SeveralCompletedInReverseOrderLeaveInRequestOrder) {
     auto deferred = h.app().take_deferred(3);
     ASSERT_EQ(deferred.size(), 3u);
     std::thread worker([&] {
-        deferred[2].complete(reply("three"));
-        deferred[1].complete(reply("two"));
+        deferred[2].complete(rivet::app::reply_of(reply("three")));
+        deferred[1].complete(rivet::app::reply_of(reply("two")));
     });
     worker.join();
     // Two and three are ready but one is not: nothing may leave.
     EXPECT_EQ(c->read_for(100ms), "");
-    std::thread([&] { deferred[0].complete(reply("one")); }).join();
+    std::thread([&] { deferred[0].complete(rivet::app::reply_of(reply("one"))); }).join();
     auto got = c->read_responses(4);
     ASSERT_EQ(got.size(), 4u);
     EXPECT_EQ(got[0].body, "one");
@@ -67,11 +70,11 @@ TEST(EngineDeferred, PipelineLimitPausesReadingUntilAnswersLeave) {
     ASSERT_EQ(first.size(), 2u);
     // Two answers owed: the requests behind them wait unparsed.
     EXPECT_FALSE(h.app().wait_served(3, 100ms));
-    first[0].complete(reply("one"));
-    first[1].complete(reply("two"));
+    first[0].complete(rivet::app::reply_of(reply("one")));
+    first[1].complete(rivet::app::reply_of(reply("two")));
     auto rest = h.app().take_deferred(1);
     ASSERT_EQ(rest.size(), 1u);
-    rest[0].complete(reply("three"));
+    rest[0].complete(rivet::app::reply_of(reply("three")));
     auto got = c->read_responses(4);
     ASSERT_EQ(got.size(), 4u);
     EXPECT_EQ(got[0].body, "one");
@@ -87,7 +90,7 @@ TEST(EngineDeferred, ProtocolErrorBehindADeferredAnswerWaitsForIt) {
     auto deferred = h.app().take_deferred(1);
     ASSERT_EQ(deferred.size(), 1u);
     EXPECT_EQ(c->read_for(100ms), "");  // the 400 may not overtake the answer before it
-    deferred[0].complete(reply("first"));
+    deferred[0].complete(rivet::app::reply_of(reply("first")));
     auto got = c->read_responses(3);
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0].body, "first");
@@ -101,7 +104,7 @@ TEST(EngineDeferred, FollowingRequestsAfterCompletionAreStillServed) {
     c->send(get("/defer"));
     auto deferred = h.app().take_deferred(1);
     ASSERT_EQ(deferred.size(), 1u);
-    deferred[0].complete(reply("made", 201));
+    deferred[0].complete(rivet::app::reply_of(reply("made", 201)));
     auto got = c->read_responses(1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, 201);
@@ -145,7 +148,7 @@ TEST(EngineDeferred, CompletionForAClosedConnectionIsHarmless) {
     c.reset();  // the client goes away while the answer is being made
     // A new connection may even reuse the old one's descriptor: it must not get the answer.
     auto c2 = h.connect();
-    deferred[0].complete(reply("stale"));
+    deferred[0].complete(rivet::app::reply_of(reply("stale")));
     c2->send(get("/fresh"));
     auto got = c2->read_responses(1);
     ASSERT_EQ(got.size(), 1u);

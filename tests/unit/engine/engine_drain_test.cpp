@@ -30,7 +30,7 @@ TEST(EngineDrain, AnswerInFlightIsSentWithConnectionCloseThenEof) {
     ASSERT_TRUE(h.sync());
     EXPECT_EQ(c->read_for(100ms), "");  // still open: an answer is owed
     EXPECT_FALSE(c->eof());
-    deferred[0].complete(reply("last"));
+    deferred[0].complete(rivet::app::reply_of(reply("last")));
     auto got = c->read_responses(1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].body, "last");

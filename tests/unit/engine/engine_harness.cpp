@@ -206,9 +206,9 @@ void TestApp::serve(Exchange& exchange) {
     cv_.notify_all();
     if (handler_) return handler_(exchange);
     const auto& head = exchange.head();
-    exchange.respond(rivet::Response(200).text(std::string(head.method_name) + " " +
-                                               std::string(head.target) +
-                                               " body=" + std::string(exchange.body())));
+    exchange.respond(rivet::app::view_of(
+        rivet::Response(200).text(std::string(head.method_name) + " " + std::string(head.target) +
+                                  " body=" + std::string(exchange.body()))));
 }
 
 void TestApp::on_protocol_error(unsigned, const PeerIp&, int status) {

@@ -22,6 +22,7 @@
 
 #include <rivet/response.hpp>
 
+#include "app/server_options.hpp"  // rivet::Response in the engine's terms (view_of, reply_of)
 #include "engine/exchange.hpp"
 #include "engine/io_thread.hpp"
 #include "engine/server_config.hpp"

@@ -70,7 +70,8 @@ TEST(EngineTcpClose, CloseAnswerLeavesWhenInputArrivesWhileTheHandlerRuns) {
     // connection, which must not swallow the answer still held back by MSG_MORE.
     EngineHarness h({}, [](Exchange& ex) {
         if (ex.head().path == "/slow") std::this_thread::sleep_for(150ms);
-        ex.respond(rivet::Response(200).text("answer " + std::string(ex.head().path)));
+        ex.respond(rivet::app::view_of(
+            rivet::Response(200).text("answer " + std::string(ex.head().path))));
     });
     auto c = connect_tcp(h, get("/slow", "Connection: close\r\n"));
     std::this_thread::sleep_for(50ms);  // inside the handler

@@ -141,7 +141,8 @@ TEST(EngineTimeouts, WriteTimeoutClosesAClientThatDoesNotRead) {
     config.timeouts.write_ms = 200;
     const size_t kBody = 8 << 20;  // far more than the socket buffers hold
     EngineHarness h(config, [&](Exchange& ex) {
-        ex.respond(rivet::Response(200).body(std::string(kBody, 'w'), "application/octet-stream"));
+        ex.respond(rivet::app::view_of(
+            rivet::Response(200).body(std::string(kBody, 'w'), "application/octet-stream")));
     });
     auto c = h.connect(16 * 1024);
     c->send(get("/download"));
@@ -157,7 +158,8 @@ TEST(EngineTimeouts, WriteTimeoutSparesASlowButSteadyReader) {
     config.timeouts.write_ms = 300;
     const size_t kBody = 1 << 20;
     EngineHarness h(config, [&](Exchange& ex) {
-        ex.respond(rivet::Response(200).body(std::string(kBody, 's'), "application/octet-stream"));
+        ex.respond(rivet::app::view_of(
+            rivet::Response(200).body(std::string(kBody, 's'), "application/octet-stream")));
     });
     auto c = h.connect();
     c->send(get("/download"));

@@ -1,0 +1,36 @@
+#include "engine/reply.hpp"
+
+namespace rivet::engine {
+
+Reply Reply::copy_of(const ReplyView& v) {
+    Reply r;
+    r.status = v.head.status;
+    r.content_type.assign(v.head.content_type);
+    r.fields.assign(v.head.fields.begin(), v.head.fields.end());
+    r.body.assign(v.head.body);
+    r.stream = v.stream;
+    r.file = v.file;
+    r.close = v.close;
+    return r;
+}
+
+ReplyView Reply::view() const {
+    ReplyView v;
+    v.head.status = status;
+    v.head.content_type = content_type;
+    v.head.fields = fields;
+    if (stream) {
+        v.head.body_kind = http::ResponseHead::Body::Streamed;
+        v.stream = stream;
+    } else if (file.owner) {
+        v.head.body_kind = http::ResponseHead::Body::Sized;
+        v.head.content_length = file.length;
+        v.file = file;
+    } else {
+        v.head.body = body;
+    }
+    v.close = close;
+    return v;
+}
+
+}  // namespace rivet::engine

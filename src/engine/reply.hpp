@@ -1,0 +1,49 @@
+// Reply: what the engine sends for one request, in its own terms (the framework's Response is
+// above this layer; app/reply.hpp converts). A ReplyView is views, for an answer written at once:
+// nothing is copied. A Reply owns its bytes, for an answer that waits in a connection's queue or
+// comes from another thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "http/response_writer.hpp"
+
+namespace rivet::engine {
+
+// Appends the next piece of a streamed body to `out`; returns false after the last one.
+using BodyProducer = std::function<bool(std::string& out)>;
+
+// A byte range of an open file, sent with sendfile(2); `owner` keeps the descriptor open.
+struct FileBody {
+    std::shared_ptr<const void> owner;
+    int fd = -1;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+};
+
+struct ReplyView {
+    http::ResponseHead head;               // its body kind says whether stream or file is set
+    std::shared_ptr<BodyProducer> stream;  // head.body_kind == Streamed
+    FileBody file;                         // head.body_kind == Sized
+    bool close = false;                    // the connection ends after this answer
+};
+
+struct Reply {
+    int status = 200;
+    std::string content_type;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string body;
+    std::shared_ptr<BodyProducer> stream;
+    FileBody file;
+    bool close = false;
+
+    static Reply copy_of(const ReplyView& v);
+    ReplyView view() const;
+};
+
+}  // namespace rivet::engine
