@@ -12,8 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include <rivet/http_error.hpp>
 #include <rivet/limits.hpp>
 #include <rivet/method.hpp>
+#include <rivet/middleware.hpp>
 #include <rivet/operations.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
@@ -22,6 +24,11 @@
 namespace rivet {
 
 using Handler = std::function<void(Request&, Response&)>;
+// Shapes the body of every error response (rivet/http_error.hpp): the framework's own (404, 405,
+// 413, 431, 500, 503 ...), and HttpErrors thrown by handlers and middleware. Header fields already
+// set (by middleware, by the HttpError) stay. The default writes
+// {"error": {"status": 404, "message": "Not Found"}}.
+using ErrorHandler = std::function<void(const Request&, Response&, const ErrorInfo&)>;
 
 struct RunOptions {
     std::string host = "0.0.0.0";
@@ -68,6 +75,12 @@ public:
     Route patch(std::string_view pattern, Handler handler);
     Route del(std::string_view pattern, Handler handler);
     Route route(Method method, std::string_view pattern, Handler handler);
+
+    // Middleware (rivet/middleware.hpp) for every request, or for the paths under `prefix`
+    // ("/api" covers "/api" and "/api/..."). Must be added before the server starts.
+    App& use(std::shared_ptr<Middleware> middleware);
+    App& use(std::string_view prefix, std::shared_ptr<Middleware> middleware);
+    App& on_error(ErrorHandler handler);
 
     // Serves the files under `root` at GET/HEAD `mount`/... (see rivet/static_files.hpp).
     // Routes win over files: with a mount at "/", GET /hello still reaches its handler, and a

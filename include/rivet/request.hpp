@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <rivet/context.hpp>
 #include <rivet/header_fields.hpp>
 #include <rivet/method.hpp>
 
@@ -59,8 +60,12 @@ public:
     std::optional<std::string> query(std::string_view key) const;
     const std::vector<std::pair<std::string, std::string>>& query_params() const;
 
-    // The body parsed as JSON; throws nlohmann::json::parse_error when it is not.
+    // The body parsed as JSON; throws HttpError(400) saying where it is malformed.
     nlohmann::json json() const;
+
+    // Typed values set by middleware for the handler (rivet/context.hpp); shared with the
+    // detached copy an offloaded or waiting handler gets.
+    Context& context() const;
 
     // A copy that owns its bytes, for work that outlives the connection's buffer (offload).
     Request detach() const;
@@ -76,6 +81,7 @@ private:
     mutable std::string peer_;
     std::shared_ptr<Owned> owned_;  // set on detached copies
     mutable std::shared_ptr<std::vector<std::pair<std::string, std::string>>> query_;
+    mutable std::shared_ptr<Context> context_;  // made on first use
 };
 
 }  // namespace rivet

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <rivet/app.hpp>
+#include <rivet/context.hpp>
+#include <rivet/http_error.hpp>
+#include <rivet/middleware.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
 #include <rivet/version.hpp>

@@ -1,5 +1,7 @@
 #include <rivet/request.hpp>
 
+#include <rivet/http_error.hpp>
+
 #include "app/method.hpp"
 #include "app/query.hpp"
 #include "app/router.hpp"
@@ -96,7 +98,21 @@ std::optional<std::string> Request::query(std::string_view key) const {
 }
 
 nlohmann::json Request::json() const {
-    return nlohmann::json::parse(body_);
+    try {
+        return nlohmann::json::parse(body_);
+    } catch (const nlohmann::json::parse_error& e) {
+        // A client's mistake, so a 400 that says where; without nlohmann's "[json.exception...]"
+        // prefix, which names our library rather than the problem.
+        std::string_view what = e.what();
+        if (auto end = what.find("] "); what.starts_with("[json.exception") && end != what.npos)
+            what.remove_prefix(end + 2);
+        throw HttpError(400, "invalid JSON body: " + std::string(what));
+    }
+}
+
+Context& Request::context() const {
+    if (!context_) context_ = std::make_shared<Context>();
+    return *context_;
 }
 
 Request Request::detach() const {

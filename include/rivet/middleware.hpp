@@ -1,0 +1,54 @@
+// rivet::Middleware: code that runs around every handler, on the request's I/O loop.
+//
+//   app.use(rivet::cors({.allow_origins = {"https://app.example"}}));   // every request
+//   app.use("/todos", rivet::before([](rivet::Request& req, rivet::Response& res) {
+//       if (req.header("Authorization") != "Bearer secret")
+//           throw rivet::HttpError(401, "missing or wrong token");
+//       req.context().set(User{"ada"});
+//       return true;                                                    // go on to the handler
+//   }));
+//
+// Order: before() of the app-wide middleware in the order they were added, then of the groups
+// whose prefix the path is under (a prefix "/todos" covers "/todos" and "/todos/..."), then
+// routing and the handler (offloaded ones too: before() runs first on the loop, so a refused
+// request never takes a worker), then after() of the same middleware in reverse order.
+//
+// after() sees every response: a handler's, an early answer of a before(), an HttpError, and the
+// ones the framework makes itself (404, 405, 413, 431, 500, 503 ...). For a request refused
+// before routing (a malformed or too large request), after() runs without before() having run:
+// a middleware must not assume its before() saw the request.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <rivet/request.hpp>
+#include <rivet/response.hpp>
+
+namespace rivet {
+
+class Middleware {
+public:
+    virtual ~Middleware() = default;
+
+    // Before routing. Return true to go on; return false when `res` is the answer (the handler
+    // and the middleware after this one do not run; the after() of this one and of those before
+    // it do). Throwing an HttpError answers it.
+    virtual bool before(Request& req, Response& res) {
+        (void)req;
+        (void)res;
+        return true;
+    }
+
+    // Once the response is known, before it is sent. May change anything in it.
+    virtual void after(const Request& req, Response& res) {
+        (void)req;
+        (void)res;
+    }
+};
+
+// Middleware from a function, for the common one-sided cases.
+std::shared_ptr<Middleware> before(std::function<bool(Request&, Response&)> fn);
+std::shared_ptr<Middleware> after(std::function<void(const Request&, Response&)> fn);
+
+}  // namespace rivet
