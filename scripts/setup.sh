@@ -11,6 +11,9 @@ declare -A need=(
   [pkg-config]=/usr/bin/pkg-config
   [nlohmann-json3-dev]=/usr/include/nlohmann/json.hpp
   [libgmp-dev]=/usr/include/x86_64-linux-gnu/gmp.h
+  [zlib1g-dev]=/usr/include/zlib.h
+  [libbrotli-dev]=/usr/include/brotli/encode.h
+  [libzstd-dev]=/usr/include/zstd.h
   [libgtest-dev]=/usr/include/gtest/gtest.h
   [clang]=/usr/bin/clang++
   [libclang-rt-14-dev]=/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
@@ -57,4 +60,14 @@ fi
 if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
   echo "setup: installing prometheus_client"
   python3 -m pip install -q prometheus_client
+fi
+# The compression tests decode brotli and zstd responses with the reference libraries' bindings
+# (gzip comes with the standard library).
+if ! python3 -c 'import brotli' >/dev/null 2>&1; then
+  echo "setup: installing brotli"
+  python3 -m pip install -q brotli
+fi
+if ! python3 -c 'import zstandard' >/dev/null 2>&1; then
+  echo "setup: installing zstandard"
+  python3 -m pip install -q zstandard
 fi

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <rivet/app.hpp>
+#include <rivet/compression.hpp>
 #include <rivet/context.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
