@@ -157,6 +157,7 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
     std::map<std::string, std::function<void()>> switches = {
         {"--check-config", [&] { check_config = true; }},
         {"--inline-heavy", [&] { c.demo.inline_heavy = true; }},
+        {"--no-compression", [&] { c.demo.compression = false; }},
         {"--no-admin",
          [&] { ops.admin.metrics = ops.admin.status_page = ops.admin.health = false; }},
     };
@@ -214,6 +215,8 @@ Options:
   --root DIR        document root holding the demo page index.html (default: public)
   --inline-heavy    run /calc, /work and large /fibonacci on the I/O loops, not the workers
                     (for comparing concurrency models; it stalls other connections)
+  --no-compression  send every response uncompressed (default: zstd, br or gzip as the
+                    client accepts, for text, JSON, JS, XML and SVG bodies of 1 KiB or more)
 
 Limits and timeouts (timeouts in seconds, fractions allowed):
   --max-connections N             open connections past which accepting pauses (100000)

@@ -178,6 +178,10 @@ const std::vector<Section>& schema() {
              integer<size_t>("max_size_mb", 0, 1'048'576, REF(cache.max_size_mb)),
              integer<unsigned>("ttl_seconds", 0, 31'536'000, REF(cache.ttl_seconds)),
          }},
+        {"compression",
+         {
+             boolean("enabled", REF(demo.compression)),
+         }},
         {"rate_limiting",
          {
              boolean("enabled", REF(run.ops.rate_limit.enabled)),
@@ -356,6 +360,7 @@ nlohmann::ordered_json effective_config(const Config& c) {
     j["cache"] = {{"enabled", c.cache.enabled},
                   {"max_size_mb", c.cache.max_size_mb},
                   {"ttl_seconds", c.cache.ttl_seconds}};
+    j["compression"] = {{"enabled", c.demo.compression}};
     j["rate_limiting"] = {{"enabled", ops.rate_limit.enabled},
                           {"requests_per_second", ops.rate_limit.requests_per_second},
                           {"burst_size", ops.rate_limit.burst},

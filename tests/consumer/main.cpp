@@ -41,6 +41,10 @@ std::string fetch(uint16_t port, const std::string& request) {
 int main() {
     try {
         rivet::App app;
+        // Pulls the compression code, and with it zlib, brotli and zstd, into the link: a static
+        // librivet.a must bring them through rivetConfig.cmake and rivet.pc.
+        auto compression = rivet::compression({.min_size = 512});
+        if (!compression) return 1;
         app.get("/greet/:name", [](rivet::Request& req, rivet::Response& res) {
             res.text("hello, " + std::string(req.param("name")));
         });
