@@ -50,24 +50,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# Python test client: pytest (the e2e tests use only the standard library besides it and
-# prometheus_client).
-if ! python3 -c 'import pytest' >/dev/null 2>&1; then
-  echo "setup: installing pytest"
-  python3 -m pip install -q pytest
-fi
-# The /metrics tests read the exposition with Prometheus' own parser.
-if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
-  echo "setup: installing prometheus_client"
-  python3 -m pip install -q prometheus_client
-fi
-# The compression tests decode brotli and zstd responses with the reference libraries' bindings
-# (gzip comes with the standard library).
-if ! python3 -c 'import brotli' >/dev/null 2>&1; then
-  echo "setup: installing brotli"
-  python3 -m pip install -q brotli
-fi
-if ! python3 -c 'import zstandard' >/dev/null 2>&1; then
-  echo "setup: installing zstandard"
-  python3 -m pip install -q zstandard
-fi
+# Python modules of the tests, from PyPI: pytest; prometheus_client (the /metrics tests read the
+# exposition with Prometheus' own parser); brotli and zstandard (the compression tests decode
+# with the reference libraries' bindings; gzip is in the standard library).
+for module in pytest prometheus_client brotli zstandard; do
+  if ! python3 -c "import $module" >/dev/null 2>&1; then
+    echo "setup: installing $module"
+    python3 -m pip install -q "$module"
+  fi
+done

@@ -2,15 +2,12 @@
 
 #include <rivet/compression.hpp>
 
+#include "http/byte_scan.hpp"
+#include "http/request_parser.hpp"
+
 namespace rivet::app {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
 
 // qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths.
 int parse_q(std::string_view v) {
@@ -32,21 +29,15 @@ int parse_q(std::string_view v) {
 int weight_of(std::string_view params) {
     while (!params.empty()) {
         size_t semi = params.find(';');
-        std::string_view p = trim(params.substr(0, semi));
+        std::string_view p = http::byte_scan::trim_ows(params.substr(0, semi));
         params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
-        if (p.size() >= 2 && (p[0] | 0x20) == 'q' && p[1] == '=') return parse_q(trim(p.substr(2)));
+        if (p.size() >= 2 && (p[0] | 0x20) == 'q' && p[1] == '=')
+            return parse_q(http::byte_scan::trim_ows(p.substr(2)));
     }
     return 1000;
 }
 
 }  // namespace
-
-bool coding_name_equals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if ((a[i] | 0x20) != (b[i] | 0x20)) return false;
-    return true;
-}
 
 bool next_accepted_coding(std::string_view& list, AcceptedCoding& out) {
     while (!list.empty()) {
@@ -54,7 +45,7 @@ bool next_accepted_coding(std::string_view& list, AcceptedCoding& out) {
         std::string_view item = list.substr(0, comma);
         list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
         size_t semi = item.find(';');
-        std::string_view name = trim(item.substr(0, semi));
+        std::string_view name = http::byte_scan::trim_ows(item.substr(0, semi));
         if (name.empty()) continue;  // "gzip, , br": empty elements are allowed and ignored
         out.name = name;
         out.q = semi == std::string_view::npos ? 1000 : weight_of(item.substr(semi + 1));
@@ -75,14 +66,14 @@ CodingChoice choose_coding(std::string_view accept_encoding,
     while (next_accepted_coding(accept_encoding, c)) {
         if (c.name == "*") {
             star = c.q;
-        } else if (coding_name_equals(c.name, "identity")) {
+        } else if (http::iequals(c.name, "identity")) {
             identity = c.q;
         } else {
             for (size_t i = 0; i < n; ++i) {
                 std::string_view name = content_coding_name(offered[i]);
                 bool gzip_alias =
-                    offered[i] == ContentCoding::Gzip && coding_name_equals(c.name, "x-gzip");
-                if (coding_name_equals(c.name, name) || gzip_alias)
+                    offered[i] == ContentCoding::Gzip && http::iequals(c.name, "x-gzip");
+                if (http::iequals(c.name, name) || gzip_alias)
                     named[i] = named[i] == kNotListed || c.q > named[i] ? c.q : named[i];
             }
         }

@@ -21,8 +21,6 @@ struct AcceptedCoding {
 // Malformed q-values count as 1 unless they are all zeros: only an explicit zero refuses.
 bool next_accepted_coding(std::string_view& list, AcceptedCoding& out);
 
-bool coding_name_equals(std::string_view a, std::string_view b);  // case-insensitive
-
 // What a response may be encoded with.
 struct CodingChoice {
     enum class Kind : uint8_t {

@@ -1,30 +1,24 @@
 #include "app/compressible_type.hpp"
 
-#include "app/accept_encoding.hpp"
+#include "http/byte_scan.hpp"
+#include "http/request_parser.hpp"
 
 namespace rivet::app {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 bool ends_with_nocase(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() &&
-           coding_name_equals(s.substr(s.size() - suffix.size()), suffix);
+    return s.size() >= suffix.size() && http::iequals(s.substr(s.size() - suffix.size()), suffix);
 }
 
 bool matches(std::string_view type, std::string_view subtype, std::string_view pattern) {
     size_t slash = pattern.find('/');
     std::string_view ptype = pattern.substr(0, slash), psub = pattern.substr(slash + 1);
-    if (!coding_name_equals(type, ptype)) return false;
+    if (!http::iequals(type, ptype)) return false;
     if (psub == "*") return true;
     if (psub.size() > 2 && psub[0] == '*' && psub[1] == '+')
         return subtype.size() > psub.size() - 1 && ends_with_nocase(subtype, psub.substr(1));
-    return coding_name_equals(subtype, psub);
+    return http::iequals(subtype, psub);
 }
 
 }  // namespace
@@ -40,7 +34,8 @@ bool valid_type_pattern(std::string_view pattern) {
 }
 
 bool compressible_type(std::string_view content_type, const std::vector<std::string>& patterns) {
-    std::string_view media = trim(content_type.substr(0, content_type.find(';')));
+    std::string_view media =
+        http::byte_scan::trim_ows(content_type.substr(0, content_type.find(';')));
     size_t slash = media.find('/');
     if (slash == std::string_view::npos || slash == 0 || slash + 1 == media.size()) return false;
     std::string_view type = media.substr(0, slash), subtype = media.substr(slash + 1);

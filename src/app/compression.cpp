@@ -9,6 +9,8 @@
 #include "app/accept_encoding.hpp"
 #include "app/compressible_type.hpp"
 #include "app/compression_codecs.hpp"
+#include "http/byte_scan.hpp"
+#include "http/request_parser.hpp"
 
 namespace rivet {
 
@@ -26,19 +28,13 @@ const char* content_coding_name(ContentCoding coding) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 // Whether the comma-separated field value lists `token` (case-insensitive).
 bool lists_token(std::string_view value, std::string_view token) {
     while (!value.empty()) {
         size_t comma = value.find(',');
-        std::string_view item = trim(value.substr(0, comma));
+        std::string_view item = http::byte_scan::trim_ows(value.substr(0, comma));
         value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
-        if (app::coding_name_equals(item, token)) return true;
+        if (http::iequals(item, token)) return true;
     }
     return false;
 }
@@ -62,7 +58,7 @@ Eligibility eligibility(const Response& res, const CompressionOptions& o) {
     if (res.file_range() || res.producer()) return Eligibility::NotInMemory;
     if (!res.header("Content-Encoding").empty()) return Eligibility::AlreadyEncoded;
     for (auto& [name, value] : res.headers())
-        if (app::coding_name_equals(name, "Cache-Control") && lists_token(value, "no-transform"))
+        if (http::iequals(name, "Cache-Control") && lists_token(value, "no-transform"))
             return Eligibility::NoTransform;
     if (res.body().size() < o.min_size) return Eligibility::TooSmall;
     if (!app::compressible_type(res.content_type(), o.types)) return Eligibility::OtherType;
@@ -73,11 +69,11 @@ Eligibility eligibility(const Response& res, const CompressionOptions& o) {
 void vary_on_accept_encoding(Response& res) {
     std::string merged;
     for (auto& [name, value] : res.headers()) {
-        if (!app::coding_name_equals(name, "Vary")) continue;
+        if (!http::iequals(name, "Vary")) continue;
         if (lists_token(value, "Accept-Encoding") || lists_token(value, "*")) return;
-        if (trim(value).empty()) continue;
+        if (http::byte_scan::trim_ows(value).empty()) continue;
         if (!merged.empty()) merged += ", ";
-        merged += trim(value);
+        merged += http::byte_scan::trim_ows(value);
     }
     if (merged.empty()) {
         res.header("Vary", "Accept-Encoding");

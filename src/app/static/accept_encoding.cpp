@@ -1,6 +1,7 @@
 #include "app/static/accept_encoding.hpp"
 
 #include "app/accept_encoding.hpp"
+#include "http/request_parser.hpp"
 
 namespace rivet::files {
 
@@ -8,7 +9,7 @@ bool accepts_coding(std::string_view accept_encoding, std::string_view coding) {
     int star = -1;  // -1: no "*"; otherwise its q
     app::AcceptedCoding c;
     while (app::next_accepted_coding(accept_encoding, c)) {
-        if (app::coding_name_equals(c.name, coding)) return c.q > 0;
+        if (http::iequals(c.name, coding)) return c.q > 0;
         if (c.name == "*") star = c.q;
     }
     return star > 0;
