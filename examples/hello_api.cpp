@@ -1,11 +1,11 @@
 // A REST service with rivet in a few lines: build it with the project (`make`), run
-// ./build/example_hello_api and try: curl localhost:8080/users/42
+// ./build/example_hello_api [port] and try: curl localhost:8080/users/42
 #include <rivet/rivet.hpp>
 
 #include <charconv>
 #include <cmath>
 
-int main() {
+int main(int argc, char** argv) {
     rivet::App app;
     app.get("/hello", [](rivet::Request&, rivet::Response& res) { res.text("Hello, World!"); });
     app.get("/users/:id", [](rivet::Request& req, rivet::Response& res) {
@@ -39,5 +39,5 @@ int main() {
                 res.json({{"below", limit}, {"primes", count}});
             })
         .offload();
-    app.run({.port = 8080});
+    app.run({.port = uint16_t(argc > 1 ? std::stoi(argv[1]) : 8080)});
 }
