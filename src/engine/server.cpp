@@ -35,6 +35,10 @@ void Server::drain() {
     for (auto& t : threads_) t->begin_drain();
 }
 
+void Server::post(unsigned loop, std::function<void()> task) {
+    threads_.at(loop)->loop().post(std::move(task));
+}
+
 void Server::reconfigure(const ServerConfig& config) {
     for (auto& t : threads_) t->reconfigure(config);
 }

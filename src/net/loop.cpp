@@ -41,6 +41,17 @@ Loop::Loop() : timers_(core::monotonic_ms()) {
 }
 
 Loop::~Loop() {
+    // Tasks posted after the loop stopped are dropped unrun. Destroying one may post again (a
+    // deferred answer that was never completed answers 500 by posting): each round takes the
+    // inbox out of the lock first, so that post() finds a valid, unlocked inbox.
+    for (;;) {
+        std::vector<Task> left;
+        {
+            std::lock_guard lock(inbox_mutex_);
+            left.swap(inbox_);
+        }
+        if (left.empty()) break;
+    }
     if (wakefd_ >= 0) close(wakefd_);
     if (epfd_ >= 0) close(epfd_);
 }
