@@ -13,10 +13,6 @@ import zstandard
 
 from rivet_e2e import SLOW
 
-# The demo server registers rivet::compression() with App::use, which lands with the middleware
-# pipeline (issue 11); until the branch has it these tests cannot pass. Remove with the wiring.
-pytestmark = pytest.mark.skip(reason="needs App::use: add_demo_routes does not use compression yet")
-
 CURL = shutil.which("curl")
 DECODE = {
     "gzip": gzip.decompress,
