@@ -28,12 +28,14 @@ http::Framing Connection::framing_for(const http::RequestHead& head, bool close_
 }
 
 void Connection::respond(const http::RequestHead& head, const ReplyView& reply) {
-    answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close));
+    // An answer before the streamed body ended: the rest of it is not read (the close lingers).
+    answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close || upload_open_for(head)));
 }
 
 void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
                                 std::string_view extra_fields) {
-    answer({Answer::Kind::Simple, nullptr, status, body, extra_fields}, framing_for(head, false));
+    answer({Answer::Kind::Simple, nullptr, status, body, extra_fields},
+           framing_for(head, upload_open_for(head)));
 }
 
 Deferred Connection::defer(const http::RequestHead& head) {
@@ -42,6 +44,7 @@ Deferred Connection::defer(const http::RequestHead& head) {
     d.fd_ = fd_;
     d.connection_id_ = id_;
     d.sequence_ = answer({Answer::Kind::Later}, framing_for(head, false));
+    if (upload_open_for(head)) upload_->answer_slot = d.sequence_;
     return d;
 }
 
@@ -120,6 +123,8 @@ void Connection::release_ready_slots() {
         p.slots.pop_front();
         http::Framing framing = slot.framing;
         if (owner_.draining() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
+        // The streamed request's answer, before its body ended: the rest is not read.
+        if (upload_ && slot.sequence == upload_->answer_slot) framing.keep_alive = false;
         bool ends;
         if (slot.reply) {
             ends = write_out(slot.reply->view(), framing);
