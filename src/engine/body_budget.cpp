@@ -7,7 +7,8 @@ bool BodyBudget::try_take(uint64_t n) {
     for (;;) {
         // seq_cst, with want(): a loop that fails here after marking itself is either seen by
         // the give_back that follows, or sees that give_back's bytes on its retry.
-        if (held != 0 && held + n > limit_.load(std::memory_order_relaxed)) return false;
+        const uint64_t limit = limit_.load(std::memory_order_relaxed);
+        if (held != 0 && (n > limit || held > limit - n)) return false;
         if (held_.compare_exchange_weak(held, held + n)) break;
     }
     uint64_t now = held + n;

@@ -135,6 +135,27 @@ std::string numbered_body(size_t n, int seed) {
     return body;
 }
 
+TEST(EngineBodyBudget, ReservationsFitTheLimitExceptABodyAlone) {
+    BodyBudget budget(100);
+    int woken = 0;
+    budget.add_waker(0, [&] { ++woken; });
+    EXPECT_TRUE(budget.try_take(60));
+    EXPECT_FALSE(budget.try_take(41));
+    EXPECT_FALSE(budget.try_take(UINT64_MAX));  // no wrap-around past the limit
+    EXPECT_TRUE(budget.try_take(40));
+    EXPECT_EQ(budget.held(), 100u);
+    budget.want(0);
+    budget.give_back(100);
+    EXPECT_EQ(woken, 1);
+    budget.give_back(0);
+    EXPECT_EQ(woken, 1);                // once per want()
+    EXPECT_TRUE(budget.try_take(500));  // alone: whatever its size
+    EXPECT_FALSE(budget.try_take(1));
+    budget.give_back(500);
+    EXPECT_EQ(budget.peak(), 500u);
+    budget.remove_waker(0);
+}
+
 TEST(EngineBodyBudget, BodiesOverTheBudgetWaitUnreadThenAllComplete) {
     constexpr size_t kBody = 100 * 1024;
     constexpr uint64_t kBudget = 250 * 1024;  // two bodies at a time

@@ -35,6 +35,14 @@ struct Seen {
         if (p.kind == BodyPiece::Kind::End) ++ends;
         if (p.kind == BodyPiece::Kind::Error) errors.push_back(p.status);
     }
+    size_t piece_count() {
+        std::lock_guard lock(mu);
+        return pieces.size();
+    }
+    int end_count() {
+        std::lock_guard lock(mu);
+        return ends;
+    }
     std::string joined() {
         std::lock_guard lock(mu);
         std::string all;
@@ -95,8 +103,8 @@ TEST(EngineStreamedBody, ContentLengthBodyArrivesInOrderByteExact) {
     EXPECT_EQ(got[0].status, 200);
     EXPECT_TRUE(got[0].body == body) << "echo of " << got[0].body.size() << " bytes differs";
     EXPECT_TRUE(seen->joined() == body);
-    EXPECT_GT(seen->pieces.size(), 1u);  // it came in pieces, as it arrived
-    EXPECT_EQ(seen->ends, 1);
+    EXPECT_GT(seen->piece_count(), 1u);  // it came in pieces, as it arrived
+    EXPECT_EQ(seen->end_count(), 1);
     EXPECT_EQ(h.app().bodies(), std::vector<std::string>{""});  // nothing buffered
 }
 
@@ -111,7 +119,7 @@ TEST(EngineStreamedBody, ChunkedBodyIsDeChunkedInOneByteWrites) {
     auto got = c->read_responses(1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].body, "hello,0123456789");
-    EXPECT_EQ(seen->ends, 1);
+    EXPECT_EQ(seen->end_count(), 1);
 }
 
 TEST(EngineStreamedBody, ContentLengthBodyInOneByteWrites) {
