@@ -262,16 +262,25 @@ TEST(EngineStreamedBody, AnAnswerBeforeTheBodyEndsClosesTheConnection) {
     c->send(std::string(50'000, 'y'));  // the rest is dropped while the close lingers
     EXPECT_TRUE(c->wait_eof(3000ms));
     // The kept handle says the body is over; it does not crash.
-    std::promise<BodyPiece> heard;
-    h.io().loop().post([source, &heard] {
+    std::promise<BodyPiece> heard, called_back;
+    h.io().loop().post([source, &heard, &called_back] {
         BodyPiece p;
-        ASSERT_TRUE(source->try_next(p));
+        EXPECT_TRUE(source->try_next(p));
         heard.set_value(p);
-        source->next([](const BodyPiece&) {});  // answered later with the same error
+        // Asked again, it answers later (never inside next()) with the same error.
+        auto inside = std::make_shared<bool>(true);
+        EXPECT_TRUE(source->next([&called_back, inside](const BodyPiece& q) {
+            EXPECT_FALSE(*inside);
+            called_back.set_value(q);
+        }));
+        *inside = false;
     });
     auto p = heard.get_future().get();
     EXPECT_EQ(p.kind, BodyPiece::Kind::Error);
     EXPECT_EQ(p.status, 0);
+    auto q = called_back.get_future().get();
+    EXPECT_EQ(q.kind, BodyPiece::Kind::Error);
+    EXPECT_EQ(q.status, 0);
     ASSERT_TRUE(h.sync());
     h.io().loop().post([source] { *source = {}; });
     ASSERT_TRUE(h.sync());
