@@ -45,6 +45,9 @@ struct Seen {
     }
     std::string joined() {
         std::lock_guard lock(mu);
+        return joined_locked();
+    }
+    std::string joined_locked() {
         std::string all;
         for (auto& p : pieces) all += p;
         return all;
@@ -210,6 +213,26 @@ TEST(EngineStreamedBody, APeerResetMidBodyIsHeardByTheWaitingHandler) {
     std::lock_guard lock(seen->mu);
     EXPECT_EQ(seen->errors, std::vector<int>{0});  // 0: the connection is gone
     EXPECT_EQ(seen->ends, 0);
+}
+
+TEST(EngineStreamedBody, AClientThatStopsSendingAnAskedBodyTimesOut) {
+    auto seen = std::make_shared<Seen>();
+    ServerConfig config;
+    config.timeouts.body_ms = 100;
+    EngineHarness h(config, puller(seen), stream_all);
+    auto c = h.connect();
+    c->send("POST /t HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc");
+    EXPECT_TRUE(c->wait_eof(3000ms));
+    for (int i = 0; i < 200; ++i) {
+        {
+            std::lock_guard lock(seen->mu);
+            if (!seen->errors.empty()) break;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    std::lock_guard lock(seen->mu);
+    EXPECT_EQ(seen->errors, std::vector<int>{0});
+    EXPECT_EQ(seen->joined_locked(), "abc");
 }
 
 TEST(EngineStreamedBody, MalformedChunkingIsRefusedInTheHandlersPlace) {
