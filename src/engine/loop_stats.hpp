@@ -11,8 +11,10 @@ struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
     uint64_t open_connections = 0;
-    uint64_t bytes_in = 0;   // read from client sockets
-    uint64_t bytes_out = 0;  // written to them (sendfile included)
+    uint64_t bytes_in = 0;         // read from client sockets
+    uint64_t bytes_out = 0;        // written to them (sendfile included)
+    uint64_t bodies_waiting = 0;   // connections whose buffered body waits for the body budget
+    uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -20,6 +22,8 @@ struct ServerStats {
         open_connections += o.open_connections;
         bytes_in += o.bytes_in;
         bytes_out += o.bytes_out;
+        bodies_waiting += o.bodies_waiting;
+        body_bytes_held += o.body_bytes_held;
         return *this;
     }
 };
@@ -33,6 +37,7 @@ struct LoopStats {
     std::atomic<uint64_t> open_connections{0};
     std::atomic<uint64_t> bytes_in{0};
     std::atomic<uint64_t> bytes_out{0};
+    std::atomic<uint64_t> bodies_waiting{0};  // a gauge
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -40,8 +45,13 @@ struct LoopStats {
 
     ServerStats read() const {  // from any thread
         constexpr auto r = std::memory_order_relaxed;
-        return {accepted.load(r), requests.load(r), open_connections.load(r), bytes_in.load(r),
-                bytes_out.load(r)};
+        return {accepted.load(r),
+                requests.load(r),
+                open_connections.load(r),
+                bytes_in.load(r),
+                bytes_out.load(r),
+                bodies_waiting.load(r),
+                0};
     }
 };
 

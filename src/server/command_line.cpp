@@ -94,6 +94,10 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
          [&](const std::string& v) {
              return parse_number<uint64_t>(v, 0, uint64_t(1) << 40, limits.max_body);
          }},
+        {"--max-buffered-bodies",
+         [&](const std::string& v) {
+             return parse_number<uint64_t>(v, 1, uint64_t(1) << 40, limits.max_buffered_bodies);
+         }},
         {"--max-requests-per-connection",
          [&](const std::string& v) {
              return parse_number<uint32_t>(v, 0, 4'294'967'295u,
@@ -224,6 +228,8 @@ Limits and timeouts (timeouts in seconds, fractions allowed):
   --max-header-bytes BYTES        largest header block, else 431 (16384)
   --max-headers N                 most header fields, else 431 (100)
   --max-body BYTES                largest request body, else 413 (8388608)
+  --max-buffered-bodies BYTES     request body bytes buffered at once, all connections
+                                  together; past it, bodies wait (268435456)
   --max-requests-per-connection N then the connection closes; 0 = no limit (0)
   --header-timeout S              to receive a whole request head (10)
   --body-timeout S                between two reads of a request body (60)
