@@ -55,6 +55,10 @@ public:
         // Offloads only the requests for which `heavy` says so (e.g. a large input); the
         // predicate runs on the I/O loop and must be cheap.
         Route& offload_when(std::function<bool(const Request&)> heavy);
+        // This route's own request body limit, in place of RunOptions::limits.max_body (larger
+        // or smaller): past it the request is answered 413 before its body is read (with a
+        // Content-Length), or as soon as a chunked body crosses it.
+        Route& max_body(uint64_t bytes);
 
     private:
         friend class App;

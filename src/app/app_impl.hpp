@@ -23,6 +23,7 @@ struct App::Impl final : engine::Application {
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
         StaticFiles* files = nullptr;  // a static mount's route
+        uint64_t max_body = 0;         // 0: the server's limits.max_body
     };
 
     using Trace = app::Operations::Trace;
@@ -45,6 +46,7 @@ struct App::Impl final : engine::Application {
     std::vector<std::unique_ptr<StaticFiles>> mounts;
     bool adding_mount = false;
     std::vector<app::RouteLabel> labels;  // by route id, for the metrics
+    bool routes_plan_bodies = false;      // some route has its own body limit: plan_body looks
     app::MiddlewareChain middleware;
     ErrorHandler error_handler;  // null: app::default_error_body
     RunOptions options;
@@ -58,6 +60,10 @@ struct App::Impl final : engine::Application {
     void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
         ops->protocol_error(loop, peer, status);
     }
+    // --- app_refusals.cpp ---
+    void plan_body(const http::RequestHead& head, engine::BodyPlan& plan) override;
+    void answer_protocol_error(const engine::ProtocolError& error,
+                               engine::ErrorReply& reply) override;
     void route_request(engine::Exchange& ex, Trace& trace, bool rate_limited,
                        unsigned retry_after_s);
     // Routes and runs the handler after before(); false when the answer comes later (offload).

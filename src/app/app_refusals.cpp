@@ -1,0 +1,41 @@
+// What the App decides before a request reaches routing: a route's own body limit, and the
+// shape of the answers to requests the engine refuses (400, 413, 414, 431 ...), which go through
+// the error handler and every middleware's after() like the App's own errors.
+#include "app/app_impl.hpp"
+#include "app/error_response.hpp"
+#include "app/server_options.hpp"
+
+namespace rivet {
+
+void App::Impl::plan_body(const http::RequestHead& head, engine::BodyPlan& plan) {
+    // A second route lookup, only for requests with a body in apps with per-route limits: a
+    // GET /hello pays nothing.
+    if (!routes_plan_bodies || head.framing == http::BodyFraming::None) return;
+    auto match = router.find(head.method, head.path);
+    if (match.kind != app::Router::Match::Found) return;
+    if (uint64_t limit = routes[match.route].max_body; limit != 0) plan.limit = limit;
+}
+
+void App::Impl::answer_protocol_error(const engine::ProtocolError& refused,
+                                      engine::ErrorReply& reply) {
+    // A refusal inside the head has no head: the request the middleware sees is empty (no path,
+    // no fields), and only the app-wide middleware runs.
+    static const http::RequestHead kNoHead{};
+    static const app::RouteParams kNoParams{};
+    const http::RequestHead& head = refused.head ? *refused.head : kNoHead;
+    Request req(head, {}, kNoParams);
+    Response res;
+    app::MiddlewareChain::Slice slice;
+    middleware.select(head.path, slice);
+    Call call{req, res, slice};
+    std::string_view message = *refused.reason ? refused.reason : app::reason_of(refused.status);
+    try {
+        error(call, refused.status, message);
+    } catch (...) {  // e.g. a status Response refuses: the engine's plain text answers instead
+        return;
+    }
+    finish_middleware(call, refused.loop, /*all=*/true);
+    reply.respond(app::view_of(res));
+}
+
+}  // namespace rivet
