@@ -15,6 +15,7 @@
 #include <rivet/limits.hpp>
 #include <rivet/method.hpp>
 #include <rivet/operations.hpp>
+#include <rivet/priority.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
 #include <rivet/static_files.hpp>
@@ -49,6 +50,9 @@ public:
         // Offloads only the requests for which `heavy` says so (e.g. a large input); the
         // predicate runs on the I/O loop and must be cheap.
         Route& offload_when(std::function<bool(const Request&)> heavy);
+        // The order of this route's offloaded requests among those waiting for a worker, and
+        // the share of the queue they may fill (rivet/priority.hpp); default Normal.
+        Route& priority(Priority level);
 
     private:
         friend class App;
