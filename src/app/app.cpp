@@ -44,8 +44,8 @@ struct App::Impl final : engine::Application {
         Handler handler;
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
-        StaticFiles* files = nullptr;          // a static mount's route
-        Priority priority = Priority::Normal;  // of its offloaded requests in the pool's queue
+        StaticFiles* files = nullptr;  // a static mount's route
+        Priority priority = Priority::Normal;
     };
 
     using Trace = app::Operations::Trace;
@@ -133,24 +133,23 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
     ops->resolve_client(ex, trace);
     auto job = std::make_shared<Job>(Job{Request(ex.head(), ex.body(), params, &ex).detach(),
                                          ex.defer(), &route.handler, trace, ops.get()});
-    bool queued = pool->try_submit(
-        [job] {
-            Response res;
-            try {
-                (*job->handler)(job->request, res);
-            } catch (const std::exception& e) {
-                job->ops->handler_threw(Request::kNoLoop, job->request.path(), e.what());
-                res = Response(500);
-                res.text("Internal Server Error\n");
-            } catch (...) {  // not a std::exception: still only this request fails
-                job->ops->handler_threw(Request::kNoLoop, job->request.path(), nullptr);
-                res = Response(500);
-                res.text("Internal Server Error\n");
-            }
-            job->ops->finish_offloaded(job->request, job->trace, res);
-            job->reply.complete(app::reply_of(std::move(res)));
-        },
-        route.priority);
+    auto work = [job] {
+        Response res;
+        try {
+            (*job->handler)(job->request, res);
+        } catch (const std::exception& e) {
+            job->ops->handler_threw(Request::kNoLoop, job->request.path(), e.what());
+            res = Response(500);
+            res.text("Internal Server Error\n");
+        } catch (...) {  // not a std::exception: still only this request fails
+            job->ops->handler_threw(Request::kNoLoop, job->request.path(), nullptr);
+            res = Response(500);
+            res.text("Internal Server Error\n");
+        }
+        job->ops->finish_offloaded(job->request, job->trace, res);
+        job->reply.complete(app::reply_of(std::move(res)));
+    };
+    bool queued = pool->try_submit(std::move(work), route.priority);
     if (!queued) {
         Response busy(503);
         busy.text("Service Unavailable: the worker pool's queue is full\n");

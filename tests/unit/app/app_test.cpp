@@ -94,6 +94,37 @@ TEST_F(AppTest, ParamsWildcardAndJson) {
     EXPECT_NE(got.find(R"({"id":"42","path":"a/b.txt"})"), std::string::npos) << got;
 }
 
+TEST_F(AppTest, ConstrainedParamsAndPriority) {
+    app_.get("/items/:id<int>", [](rivet::Request& req, rivet::Response& res) {
+        res.text("item " + std::to_string(*req.param_as<int64_t>("id") + 1));
+    });
+    app_.del("/items/:id<int>", [](rivet::Request&, rivet::Response& res) { res.status(204); });
+    app_.get("/skus/:sku([A-Z]{3}-\\d+)",
+             [](rivet::Request& req, rivet::Response& res) {
+                 res.text("sku " + std::string(req.param("sku")));
+             })
+        .offload()
+        .priority(rivet::Priority::High);
+    start();
+    auto get = [&](const std::string& path) {
+        return ::exchange(port_, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    };
+    auto item = get("/items/-42");
+    EXPECT_TRUE(item.starts_with("HTTP/1.1 200")) << item;
+    EXPECT_TRUE(item.ends_with("\r\n\r\nitem -41")) << item;
+    EXPECT_TRUE(get("/items/abc").starts_with("HTTP/1.1 404")) << get("/items/abc");
+    EXPECT_TRUE(get("/items/99999999999999999999").starts_with("HTTP/1.1 404"));  // not an int64
+    auto sku = get("/skus/ABC-123");
+    EXPECT_TRUE(sku.ends_with("\r\n\r\nsku ABC-123")) << sku;
+    EXPECT_TRUE(get("/skus/abc-123").starts_with("HTTP/1.1 404"));
+    // 405 lists the methods of the branch the segment satisfies.
+    auto put = exchange(port_, "PUT /items/7 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_TRUE(put.starts_with("HTTP/1.1 405")) << put;
+    EXPECT_NE(put.find("Allow: GET, HEAD, DELETE, OPTIONS\r\n"), std::string::npos) << put;
+    auto put_bad = exchange(port_, "PUT /items/x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_TRUE(put_bad.starts_with("HTTP/1.1 404")) << put_bad;
+}
+
 TEST_F(AppTest, NotFoundMethodNotAllowedOptionsHead) {
     app_.get("/thing", [](rivet::Request&, rivet::Response& res) { res.text("thing"); });
     app_.post("/thing", [](rivet::Request&, rivet::Response& res) { res.text("posted"); });
