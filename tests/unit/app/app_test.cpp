@@ -1,11 +1,7 @@
 // The framework API end to end: an App on a real socket, spoken to with raw HTTP/1.1.
 #include <rivet/rivet.hpp>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,57 +10,9 @@
 #include <string>
 #include <thread>
 
-namespace {
+#include "raw_http.hpp"
 
-// Sends `request` and reads until `responses` complete responses (or the peer closes).
-std::string exchange(uint16_t port, const std::string& request, int responses = 1) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        close(fd);
-        throw std::runtime_error("connect failed");
-    }
-    timeval tv{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    std::string got;
-    char buf[65536];
-    auto count = [&] {
-        // Complete responses: a head, and a body by Content-Length or chunked terminator.
-        int n = 0;
-        size_t pos = 0;
-        while (true) {
-            size_t end = got.find("\r\n\r\n", pos);
-            if (end == std::string::npos) return n;
-            std::string head = got.substr(pos, end - pos);
-            size_t body = end + 4;
-            if (auto cl = head.find("Content-Length: "); cl != std::string::npos) {
-                size_t len = std::stoul(head.substr(cl + 16));
-                if (got.size() < body + len) return n;
-                pos = body + len;
-            } else if (head.find("Transfer-Encoding: chunked") != std::string::npos) {
-                size_t last = got.find("\r\n0\r\n\r\n", body - 2);
-                if (last == std::string::npos) return n;
-                pos = last + 7;
-            } else if (head.starts_with("HTTP/1.1 204") || head.starts_with("HTTP/1.1 304")) {
-                pos = body;
-            } else {
-                return n;  // delimited by the close: read until EOF
-            }
-            ++n;
-        }
-    };
-    while (responses == 0 || count() < responses) {
-        ssize_t r = recv(fd, buf, sizeof buf, 0);
-        if (r <= 0) break;
-        got.append(buf, size_t(r));
-    }
-    close(fd);
-    return got;
-}
+namespace {
 
 class AppTest : public ::testing::Test {
 protected:
@@ -92,37 +40,6 @@ TEST_F(AppTest, ParamsWildcardAndJson) {
     auto got = exchange(port_, "GET /users/42/files/a/b.txt HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_NE(got.find("Content-Type: application/json"), std::string::npos) << got;
     EXPECT_NE(got.find(R"({"id":"42","path":"a/b.txt"})"), std::string::npos) << got;
-}
-
-TEST_F(AppTest, ConstrainedParamsAndPriority) {
-    app_.get("/items/:id<int>", [](rivet::Request& req, rivet::Response& res) {
-        res.text("item " + std::to_string(*req.param_as<int64_t>("id") + 1));
-    });
-    app_.del("/items/:id<int>", [](rivet::Request&, rivet::Response& res) { res.status(204); });
-    app_.get("/skus/:sku([A-Z]{3}-\\d+)",
-             [](rivet::Request& req, rivet::Response& res) {
-                 res.text("sku " + std::string(req.param("sku")));
-             })
-        .offload()
-        .priority(rivet::Priority::High);
-    start();
-    auto get = [&](const std::string& path) {
-        return ::exchange(port_, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
-    };
-    auto item = get("/items/-42");
-    EXPECT_TRUE(item.starts_with("HTTP/1.1 200")) << item;
-    EXPECT_TRUE(item.ends_with("\r\n\r\nitem -41")) << item;
-    EXPECT_TRUE(get("/items/abc").starts_with("HTTP/1.1 404")) << get("/items/abc");
-    EXPECT_TRUE(get("/items/99999999999999999999").starts_with("HTTP/1.1 404"));  // not an int64
-    auto sku = get("/skus/ABC-123");
-    EXPECT_TRUE(sku.ends_with("\r\n\r\nsku ABC-123")) << sku;
-    EXPECT_TRUE(get("/skus/abc-123").starts_with("HTTP/1.1 404"));
-    // 405 lists the methods of the branch the segment satisfies.
-    auto put = exchange(port_, "PUT /items/7 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
-    EXPECT_TRUE(put.starts_with("HTTP/1.1 405")) << put;
-    EXPECT_NE(put.find("Allow: GET, HEAD, DELETE, OPTIONS\r\n"), std::string::npos) << put;
-    auto put_bad = exchange(port_, "PUT /items/x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
-    EXPECT_TRUE(put_bad.starts_with("HTTP/1.1 404")) << put_bad;
 }
 
 TEST_F(AppTest, NotFoundMethodNotAllowedOptionsHead) {
