@@ -123,7 +123,10 @@ struct Router::Node {
         std::unique_ptr<Node> node;
     };
     std::vector<Constrained> constrained;
-    std::unique_ptr<Node> param;     // ':' child: one non-empty segment
+    std::unique_ptr<Node> param;  // ':' child: one non-empty segment
+    // Which parameter children exist (Constrained: some, and maybe `param`), so that a lookup
+    // tests one byte per node for them, as before constraints existed.
+    enum class Segments : uint8_t { None, Plain, Constrained } segments = Segments::None;
     std::unique_ptr<Node> wildcard;  // '*' child: the rest of the path; always a leaf
     MethodSet methods = 0;
     std::unique_ptr<Leaf> leaf;
@@ -142,6 +145,7 @@ struct Router::Node {
         tail->statics = std::move(statics);
         tail->constrained = std::move(constrained);
         tail->param = std::move(param);
+        tail->segments = std::exchange(segments, Segments::None);
         tail->wildcard = std::move(wildcard);
         tail->methods = std::exchange(methods, 0);
         tail->leaf = std::move(leaf);
@@ -156,6 +160,7 @@ struct Router::Node {
     Node* constrained_child(std::unique_ptr<RouteConstraint> check) {
         for (Constrained& c : constrained)
             if (c.check->spec() == check->spec()) return c.node.get();
+        segments = Segments::Constrained;
         auto after = std::upper_bound(
             constrained.begin(), constrained.end(), check->kind(),
             [](RouteConstraint::Kind k, const Constrained& c) { return k < c.check->kind(); });
@@ -186,6 +191,8 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
         if (t.kind == Token::Param || t.kind == Token::Wildcard) {
             auto& slot = t.kind == Token::Param ? n->param : n->wildcard;
             if (!slot) slot = std::make_unique<Node>();
+            if (t.kind == Token::Param && n->segments == Node::Segments::None)
+                n->segments = Node::Segments::Plain;
             n = slot.get();
             names.emplace_back(t.text);
             continue;
@@ -267,14 +274,15 @@ struct Router::Search {
                     walk(*c, off + len, depth))
                     return true;
             }
-            if (path[off] != '/' && (n.param || !n.constrained.empty())) {
-                size_t end = path.find('/', off);
-                if (end == std::string_view::npos) end = path.size();
-                const std::string_view segment = path.substr(off, end - off);
-                out.params.values[depth] = segment;  // deeper levels write only past `depth`
-                for (const Node::Constrained& c : n.constrained)
-                    if (c.check->matches(segment) && walk(*c.node, end, depth + 1)) return true;
-                if (n.param && walk(*n.param, end, depth + 1)) return true;
+            if (n.segments != Node::Segments::None && path[off] != '/') {
+                if (n.segments == Node::Segments::Constrained) {
+                    if (parameters(n, off, depth)) return true;
+                } else {
+                    size_t end = path.find('/', off);
+                    if (end == std::string_view::npos) end = path.size();
+                    out.params.values[depth] = path.substr(off, end - off);
+                    if (walk(*n.param, end, depth + 1)) return true;
+                }
             }
         }
         if (n.wildcard) {
@@ -282,6 +290,18 @@ struct Router::Search {
             if (end_at(*n.wildcard, depth + 1)) return true;
         }
         return false;
+    }
+
+    // The constrained children of `n`, then its plain parameter, on the segment at `off`. Out
+    // of line, so that walk() on trees without constraints stays as lean as before.
+    [[gnu::noinline]] bool parameters(const Node& n, size_t off, size_t depth) {
+        size_t end = path.find('/', off);
+        if (end == std::string_view::npos) end = path.size();
+        const std::string_view segment = path.substr(off, end - off);
+        out.params.values[depth] = segment;  // deeper levels write only past `depth`
+        for (const Node::Constrained& c : n.constrained)
+            if (c.check->matches(segment) && walk(*c.node, end, depth + 1)) return true;
+        return n.param && walk(*n.param, end, depth + 1);
     }
 };
 
