@@ -51,7 +51,7 @@ public:
         // predicate runs on the I/O loop and must be cheap.
         Route& offload_when(std::function<bool(const Request&)> heavy);
         // The order of this route's offloaded requests among those waiting for a worker, and
-        // the share of the queue they may fill (rivet/priority.hpp); default Normal.
+        // how far they may fill it (rivet/priority.hpp); default Normal.
         Route& priority(Priority level);
 
     private:

@@ -5,9 +5,9 @@
 //
 // A waiting High request starts before every waiting Normal or Low one, a Normal one before
 // every Low one; within a level, first come first served. Nothing running is interrupted, and a
-// steady stream of higher requests can keep lower ones waiting. The last quarter of the worker
-// queue (RunOptions::queue) is kept for High: Normal and Low requests are answered 503 once the
-// queue is three quarters full, so a flood of them cannot refuse a High one.
+// steady stream of higher requests can keep lower ones waiting. Normal and Low requests are
+// answered 503 once RunOptions::queue wait; High ones may wait past that by a quarter of it (at
+// least one), so a flood of lower requests cannot refuse them.
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@ WorkerPool::~WorkerPool() {
 bool WorkerPool::try_submit(Job job, Priority priority) {
     const auto level = static_cast<size_t>(priority);
     if (level >= kLevels) return false;
-    const size_t bound = priority == Priority::High ? max_queue_ : max_queue_ - high_reserve();
+    const size_t bound = priority == Priority::High ? max_queue_ + high_headroom() : max_queue_;
     {
         std::lock_guard lock(mutex_);
         // Jobs submitted but not yet taken by an idle worker do not count against the queue.

@@ -4,8 +4,8 @@
 // room, so a burst no larger than the idle pool is never refused.
 //
 // Priorities (rivet/priority.hpp): a worker takes the oldest job of the highest level waiting.
-// One bound for all levels, with a share kept for High: Normal and Low jobs are refused once
-// max_queue - high_reserve() wait, High ones only at max_queue.
+// Normal and Low jobs are refused once max_queue wait, as before priorities existed; High ones
+// may wait past it by high_headroom(), so a flood of lower jobs cannot refuse them.
 #pragma once
 
 #include <rivet/priority.hpp>
@@ -36,8 +36,8 @@ public:
 
     size_t queued() const;  // waiting for a worker (not counting the ones running)
     unsigned workers() const { return unsigned(threads_.size()); }
-    // The part of max_queue only High jobs may fill: a quarter, rounded down.
-    size_t high_reserve() const { return max_queue_ / 4; }
+    // How far past max_queue High jobs may still wait: a quarter of it, at least one.
+    size_t high_headroom() const { return std::max<size_t>(1, max_queue_ / 4); }
 
 private:
     void work();

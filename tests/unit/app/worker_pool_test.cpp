@@ -99,24 +99,27 @@ TEST(WorkerPool, HighStartsBeforeEveryQueuedLowerJob) {
     EXPECT_EQ(order, (std::vector<std::string>{"H1", "H2", "N1", "N2", "L1", "L2", "L3"}));
 }
 
-TEST(WorkerPool, AQuarterOfTheQueueIsKeptForHigh) {
-    BusyPool busy(8);  // 8 waiting at most, the last 2 for High
-    ASSERT_EQ(busy.pool.high_reserve(), 2u);
+TEST(WorkerPool, HighMayWaitPastTheBoundByAQuarter) {
+    BusyPool busy(8);  // 8 waiting at most, and 2 more for High
+    ASSERT_EQ(busy.pool.high_headroom(), 2u);
     for (int i = 0; i < 4; ++i) EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Low)) << i;
-    for (int i = 0; i < 2; ++i) EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Normal)) << i;
-    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));  // 6 = 8 - 2 waiting
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Normal)) << i;
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));  // the bound, as before
     EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Low));
     EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::High));
     EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::High));
-    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::High));  // the whole bound
-    EXPECT_EQ(busy.pool.queued(), 8u);
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::High));  // the headroom is used up
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));
+    EXPECT_EQ(busy.pool.queued(), 10u);
     busy.release();
 }
 
-TEST(WorkerPool, SmallQueuesKeepNothingBack) {
-    BusyPool busy(3);  // a quarter of 3 rounds down to none
-    EXPECT_EQ(busy.pool.high_reserve(), 0u);
-    for (int i = 0; i < 3; ++i) EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Low)) << i;
+TEST(WorkerPool, SmallQueuesStillGiveHighOnePlace) {
+    BusyPool busy(1);  // a quarter of 1 rounds down, but High gets at least one place
+    EXPECT_EQ(busy.pool.high_headroom(), 1u);
+    EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Normal));
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));
+    EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::High));
     EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::High));
     busy.release();
 }
