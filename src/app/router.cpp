@@ -1,9 +1,11 @@
-// Router: radix tree over path bytes, with parameter and wildcard children at segment starts.
+// Router: radix tree over path bytes, with constrained parameter, plain parameter and wildcard
+// children at segment starts.
 //
 // Static edges are compressed byte strings (they may span several segments, "/api/v1/"), so a
 // lookup is a few memcmp calls. Each node is entered at exactly one path offset (a static edge
-// consumes fixed bytes, a parameter exactly one segment), so backtracking visits every node at
-// most once: lookups are linear in the tree part the path touches, never exponential.
+// consumes fixed bytes, a parameter, constrained or not, exactly one segment), so backtracking
+// visits every node at most once: lookups are linear in the tree part the path touches, never
+// exponential. A constraint is tested once per sibling branch it heads, on one segment.
 #include "app/router.hpp"
 
 #include <algorithm>
