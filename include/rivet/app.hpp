@@ -17,6 +17,7 @@
 #include <rivet/method.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/operations.hpp>
+#include <rivet/priority.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
 #include <rivet/static_files.hpp>
@@ -59,6 +60,9 @@ public:
         // or smaller): past it the request is answered 413 before its body is read (with a
         // Content-Length), or as soon as a chunked body crosses it.
         Route& max_body(uint64_t bytes);
+        // The order of this route's offloaded requests among those waiting for a worker, and
+        // how far they may fill it (rivet/priority.hpp); default Normal.
+        Route& priority(Priority level);
 
     private:
         friend class App;

@@ -3,10 +3,12 @@
 // offloaded ones (valid for the Request's lifetime).
 #pragma once
 
+#include <charconv>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,6 +57,17 @@ public:
 
     // Route parameters (":id" and "*rest" of the matched pattern), "" when absent.
     std::string_view param(std::string_view name) const;
+    // The parameter as an integer of type T (decimal, '-' only for signed types, no '+' or
+    // spaces); nullopt when absent, not a number, or out of T's range.
+    template <class T>
+    std::optional<T> param_as(std::string_view name) const {
+        static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "an integer type");
+        const std::string_view v = param(name);
+        T out{};
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+        return out;
+    }
 
     // Decoded query parameters ("+" is a space); the first value of a repeated key.
     std::optional<std::string> query(std::string_view key) const;

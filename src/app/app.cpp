@@ -24,6 +24,11 @@ App::Route& App::Route::offload_when(std::function<bool(const Request&)> heavy) 
     return *this;
 }
 
+App::Route& App::Route::priority(Priority level) {
+    app_.impl_->routes[id_].priority = level;
+    return *this;
+}
+
 App::Route& App::Route::max_body(uint64_t bytes) {
     if (bytes == 0) throw std::invalid_argument("a route's body limit must be at least 1 byte");
     app_.impl_->routes[id_].max_body = bytes;

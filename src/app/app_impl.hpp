@@ -22,8 +22,9 @@ struct App::Impl final : engine::Application {
         Handler handler;
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
-        StaticFiles* files = nullptr;  // a static mount's route
-        uint64_t max_body = 0;         // 0: the server's limits.max_body
+        StaticFiles* files = nullptr;          // a static mount's route
+        uint64_t max_body = 0;                 // 0: the server's limits.max_body
+        Priority priority = Priority::Normal;  // among offloaded requests waiting for a worker
     };
 
     using Trace = app::Operations::Trace;

@@ -149,14 +149,15 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex, Cal
         ops->finish_offloaded(job.req, job.trace, job.res);
         job.reply.complete(app::reply_of(std::move(job.res)));
     };
-    bool queued = pool->try_submit([this, job, complete] {
+    auto work = [this, job, complete] {
         try {
             (*job->handler)(job->req, job->res);
         } catch (...) {  // answered on the loop, where the error handler and after() run
             job->failure = std::current_exception();
         }
         server->post(job->loop, [job, complete] { complete(*job); });
-    });
+    };
+    bool queued = pool->try_submit(std::move(work), route.priority);
     if (!queued) {
         ops->count_pool_rejected();
         Call busy{job->req, job->res, job->slice, job->kept_fields};

@@ -1,14 +1,19 @@
-// Router: radix tree over path bytes, with parameter and wildcard children at segment starts.
+// Router: radix tree over path bytes, with constrained parameter, plain parameter and wildcard
+// children at segment starts.
 //
 // Static edges are compressed byte strings (they may span several segments, "/api/v1/"), so a
 // lookup is a few memcmp calls. Each node is entered at exactly one path offset (a static edge
-// consumes fixed bytes, a parameter exactly one segment), so backtracking visits every node at
-// most once: lookups are linear in the tree part the path touches, never exponential.
+// consumes fixed bytes, a parameter, constrained or not, exactly one segment), so backtracking
+// visits every node at most once: lookups are linear in the tree part the path touches, never
+// exponential. A constraint is tested once per sibling branch it heads, on one segment.
 #include "app/router.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
+
+#include "app/route_constraint.hpp"
 
 namespace rivet::app {
 
@@ -38,16 +43,45 @@ bool is_name_char(char c) {
 struct Token {
     enum Kind : uint8_t { Static, Param, Wildcard } kind;
     std::string_view text;  // the bytes for Static, the name for Param and Wildcard
+    std::unique_ptr<RouteConstraint> constraint = nullptr;  // a constrained Param's
 };
+
+// A parameter or wildcard that opens at p[i] (':' or '*'); returns where its segment ends.
+size_t parameter(std::string_view p, size_t i, std::vector<Token>& out) {
+    const bool wild = p[i] == '*';
+    size_t j = i + 1;
+    while (j < p.size() && is_name_char(p[j])) ++j;
+    std::string_view name = p.substr(i + 1, j - i - 1);
+    if (name.empty()) bad_pattern(p, "empty parameter name");
+    for (const Token& t : out)
+        if (t.kind != Token::Static && t.text == name) bad_pattern(p, "parameter name used twice");
+    std::unique_ptr<RouteConstraint> constraint;
+    if (j < p.size() && (p[j] == '<' || p[j] == '(')) {
+        if (wild) bad_pattern(p, "a wildcard takes no constraint");
+        try {
+            const size_t end = RouteConstraint::end_of(p, j);
+            constraint = std::make_unique<RouteConstraint>(p.substr(j, end - j));
+            j = end;
+        } catch (const std::invalid_argument& e) {
+            bad_pattern(p, e.what());
+        }
+    }
+    if (wild && j != p.size()) bad_pattern(p, "wildcard must be the last segment");
+    if (j < p.size() && p[j] != '/')
+        bad_pattern(p,
+                    "a parameter is a whole segment: a name of [A-Za-z0-9_], then optionally "
+                    "<type> or (expression)");
+    out.push_back({wild ? Token::Wildcard : Token::Param, name, std::move(constraint)});
+    return j;
+}
 
 // Splits and validates the whole pattern before the tree is touched, so a rejected pattern
 // leaves the router unchanged.
 std::vector<Token> tokenize(std::string_view p) {
     if (p.empty() || p[0] != '/') bad_pattern(p, "must start with '/'");
-    for (char c : p) {
+    for (char c : p) {  // expressions may hold a space, '?' or '#'; static runs are checked below
         auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u == 0x7f || c == '?' || c == '#')
-            bad_pattern(p, "contains a space, control byte, '?' or '#'");
+        if (u < 0x20 || u == 0x7f) bad_pattern(p, "contains a control byte");
     }
     std::vector<Token> out;
     size_t names = 0;
@@ -55,26 +89,17 @@ std::vector<Token> tokenize(std::string_view p) {
     while (i < p.size()) {
         const bool seg_start = i > 0 && p[i - 1] == '/';
         if (seg_start && (p[i] == ':' || p[i] == '*')) {
-            const bool wild = p[i] == '*';
-            size_t end = p.find('/', i);
-            if (end == std::string_view::npos) end = p.size();
-            if (wild && end != p.size()) bad_pattern(p, "wildcard must be the last segment");
-            std::string_view name = p.substr(i + 1, end - i - 1);
-            if (name.empty()) bad_pattern(p, "empty parameter name");
-            for (char c : name)
-                if (!is_name_char(c)) bad_pattern(p, "parameter names are [A-Za-z0-9_]");
-            for (const Token& t : out)
-                if (t.kind != Token::Static && t.text == name)
-                    bad_pattern(p, "parameter name used twice");
             if (++names > RouteParams::kMax) bad_pattern(p, "too many parameters");
-            out.push_back({wild ? Token::Wildcard : Token::Param, name});
-            i = end;
+            i = parameter(p, i, out);
             continue;
         }
         // A static run stops just before the next ':' or '*' that opens a segment.
         size_t j = i + 1;
         while (j < p.size() && !(p[j - 1] == '/' && (p[j] == ':' || p[j] == '*'))) ++j;
-        out.push_back({Token::Static, p.substr(i, j - i)});
+        std::string_view run = p.substr(i, j - i);
+        if (run.find_first_of(" ?#") != std::string_view::npos)
+            bad_pattern(p, "contains a space, '?' or '#'");
+        out.push_back({Token::Static, run});
         i = j;
     }
     return out;
@@ -93,7 +118,17 @@ struct Router::Node {
     std::string prefix;  // bytes a static node consumes; empty for root, param and wildcard nodes
     std::string first_bytes;  // first byte of each static child, parallel to `statics`
     std::vector<std::unique_ptr<Node>> statics;
-    std::unique_ptr<Node> param;     // ':' child: one non-empty segment
+    // Constrained ':' children, one per distinct constraint, in the order they are tried
+    // (RouteConstraint::Kind, then registration).
+    struct Constrained {
+        std::unique_ptr<RouteConstraint> check;
+        std::unique_ptr<Node> node;
+    };
+    std::vector<Constrained> constrained;
+    std::unique_ptr<Node> param;  // ':' child: one non-empty segment
+    // Which parameter children exist (Constrained: some, and maybe `param`), so that a lookup
+    // tests one byte per node for them, as before constraints existed.
+    enum class Segments : uint8_t { None, Plain, Constrained } segments = Segments::None;
     std::unique_ptr<Node> wildcard;  // '*' child: the rest of the path; always a leaf
     MethodSet methods = 0;
     std::unique_ptr<Leaf> leaf;
@@ -110,14 +145,28 @@ struct Router::Node {
         tail->prefix = prefix.substr(at);
         tail->first_bytes = std::move(first_bytes);
         tail->statics = std::move(statics);
+        tail->constrained = std::move(constrained);
         tail->param = std::move(param);
+        tail->segments = std::exchange(segments, Segments::None);
         tail->wildcard = std::move(wildcard);
         tail->methods = std::exchange(methods, 0);
         tail->leaf = std::move(leaf);
         prefix.resize(at);
         first_bytes.assign(1, tail->prefix[0]);
         statics.clear();
+        constrained.clear();
         statics.push_back(std::move(tail));
+    }
+
+    // The child for a parameter with this constraint, made on first use.
+    Node* constrained_child(std::unique_ptr<RouteConstraint> check) {
+        for (Constrained& c : constrained)
+            if (c.check->spec() == check->spec()) return c.node.get();
+        segments = Segments::Constrained;
+        auto after = std::upper_bound(
+            constrained.begin(), constrained.end(), check->kind(),
+            [](RouteConstraint::Kind k, const Constrained& c) { return k < c.check->kind(); });
+        return constrained.insert(after, {std::move(check), std::make_unique<Node>()})->node.get();
     }
 };
 
@@ -130,15 +179,22 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
     const auto m = static_cast<size_t>(method);
     if (m >= kMethods) throw std::invalid_argument("rivet::Router: invalid method");
     if (route == kNoRoute) throw std::invalid_argument("rivet::Router: route id reserved");
-    std::vector<Token> tokens = tokenize(pattern);
+    std::vector<Token> tokens = tokenize(pattern);  // compiles the constraints, may throw
     if (!root_) root_ = std::make_unique<Node>();
 
     Node* n = root_.get();
     std::vector<std::string> names;
-    for (const Token& t : tokens) {
+    for (Token& t : tokens) {
+        if (t.constraint) {
+            n = n->constrained_child(std::move(t.constraint));
+            names.emplace_back(t.text);
+            continue;
+        }
         if (t.kind == Token::Param || t.kind == Token::Wildcard) {
             auto& slot = t.kind == Token::Param ? n->param : n->wildcard;
             if (!slot) slot = std::make_unique<Node>();
+            if (t.kind == Token::Param && n->segments == Node::Segments::None)
+                n->segments = Node::Segments::Plain;
             n = slot.get();
             names.emplace_back(t.text);
             continue;
@@ -208,7 +264,8 @@ struct Router::Search {
         return true;
     }
 
-    // `n` has consumed the path up to `off`; tries static, then parameter, then wildcard.
+    // `n` has consumed the path up to `off`; tries static, then constrained parameters, then the
+    // plain parameter, then wildcard.
     bool walk(const Node& n, size_t off, size_t depth) {
         if (off == path.size() && end_at(n, depth)) return true;
         if (off < path.size()) {
@@ -219,11 +276,15 @@ struct Router::Search {
                     walk(*c, off + len, depth))
                     return true;
             }
-            if (n.param && path[off] != '/') {
-                size_t end = path.find('/', off);
-                if (end == std::string_view::npos) end = path.size();
-                out.params.values[depth] = path.substr(off, end - off);
-                if (walk(*n.param, end, depth + 1)) return true;
+            if (n.segments != Node::Segments::None && path[off] != '/') {
+                if (n.segments == Node::Segments::Constrained) {
+                    if (parameters(n, off, depth)) return true;
+                } else {
+                    size_t end = path.find('/', off);
+                    if (end == std::string_view::npos) end = path.size();
+                    out.params.values[depth] = path.substr(off, end - off);
+                    if (walk(*n.param, end, depth + 1)) return true;
+                }
             }
         }
         if (n.wildcard) {
@@ -231,6 +292,18 @@ struct Router::Search {
             if (end_at(*n.wildcard, depth + 1)) return true;
         }
         return false;
+    }
+
+    // The constrained children of `n`, then its plain parameter, on the segment at `off`. Out
+    // of line, so that walk() on trees without constraints stays as lean as before.
+    [[gnu::noinline]] bool parameters(const Node& n, size_t off, size_t depth) {
+        size_t end = path.find('/', off);
+        if (end == std::string_view::npos) end = path.size();
+        const std::string_view segment = path.substr(off, end - off);
+        out.params.values[depth] = segment;  // deeper levels write only past `depth`
+        for (const Node::Constrained& c : n.constrained)
+            if (c.check->matches(segment) && walk(*c.node, end, depth + 1)) return true;
+        return n.param && walk(*n.param, end, depth + 1);
     }
 };
 

@@ -1,9 +1,25 @@
 // Router: maps (method, path) to a route with a radix tree of path segments.
 //
 // Patterns: static segments ("/users/list"), named parameters ("/users/:id", one whole segment),
-// and a final wildcard ("/files/*path", the rest of the path, possibly empty, without the leading
-// slash). Static beats parameter beats wildcard at every level, whatever the order of
-// registration. Lookups allocate nothing: parameters are views into the looked-up path.
+// constrained parameters ("/users/:id<int>", "/items/:sku([A-Z]{3}-\d+)", see below), and a final
+// wildcard ("/files/*path", the rest of the path, possibly empty, without the leading slash).
+// At every level the search tries, whatever the order of registration:
+//   static > constrained parameter > plain parameter > wildcard
+// and a branch that fails (its segment does not satisfy the constraint, or nothing below it
+// matches) falls through to the next. Lookups allocate nothing on static, plain-parameter and
+// typed branches (a regular expression may); parameters are views into the looked-up path.
+//
+// Constraints, written right after the name (app/route_constraint.hpp):
+// - <int>: an optional '-' and decimal digits fitting int64; <uint>: digits fitting uint64;
+//   <hex>: one or more hex digits; <uuid>: 8-4-4-4-12 hex digits.
+// - (expression): an ECMAScript regular expression matched against the whole segment, compiled
+//   once in add(); its parentheses must balance ("\(" and those inside [...] do not count);
+//   no back-references; a segment over RouteConstraint::kMaxPatternSegment bytes never matches.
+// - Siblings with the same constraint spelled the same share a branch; different constraints
+//   are different branches, tried narrowest type first (uuid, uint, int, hex), then
+//   expressions in registration order. So "/items/:id<int>" and "/items/:slug" coexist: "/items/42"
+//   takes the first, "/items/abc" the second; with no plain sibling "/items/abc" is a 404.
+// - A wildcard takes no constraint.
 //
 // Matching rules:
 // - Trailing slashes are exact: "/hello/" and "/hello" are different routes.
@@ -15,6 +31,8 @@
 //   a duplicate; different methods may use different names.
 // - When a higher-priority branch matches the path but has no route for the method, the search
 //   backtracks: GET "/a/b/c" and POST "/a/:x/d" give POST "/a/b/d" the second route.
+// - A 405's Allow lists the methods of every route end the path reaches: a constrained branch
+//   whose constraint the segment fails is not reached, so it adds nothing.
 // - HEAD is served by the GET route of the first (highest-priority) route end that has either.
 #pragma once
 
@@ -55,7 +73,7 @@ constexpr MethodSet method_bit(Method m) {
 using RouteId = uint32_t;
 
 class Router {
-  public:
+public:
     struct Match {
         enum Kind : uint8_t { Found, NotFound, MethodNotAllowed } kind = NotFound;
         RouteId route = 0;  // Found
@@ -72,15 +90,18 @@ class Router {
 
     // Registers `route` for `method` on `pattern`. Throws std::invalid_argument on a malformed
     // pattern (no leading '/', empty or invalid parameter name, wildcard not last, more than
-    // RouteParams::kMax parameters and wildcard together, a space, control byte, '?' or '#') or
-    // on a duplicate (method, pattern); the router is unchanged then. The id ~0u is reserved.
+    // RouteParams::kMax parameters and wildcard together, a control byte anywhere, a space, '?'
+    // or '#' outside an expression, an unknown <type>, an expression std::regex refuses or
+    // whose parentheses do not balance, a constrained wildcard) or on a duplicate (method,
+    // pattern); the message names the pattern. The router is unchanged then (in what it
+    // matches). The id ~0u is reserved.
     void add(Method method, std::string_view pattern, RouteId route);
 
     // Looks up `path` (already percent-decoded by the caller, or not: the router does not care).
     // A HEAD request falls back to the GET route when no HEAD route exists.
     Match find(Method method, std::string_view path) const;
 
-  private:
+private:
     struct Node;
     struct Search;
     std::unique_ptr<Node> root_;

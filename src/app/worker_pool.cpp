@@ -11,14 +11,18 @@ WorkerPool::~WorkerPool() {
     stop();
 }
 
-bool WorkerPool::try_submit(Job job) {
+bool WorkerPool::try_submit(Job job, Priority priority) {
+    const auto level = static_cast<size_t>(priority);
+    if (level >= kLevels) return false;
+    const size_t bound = priority == Priority::High ? max_queue_ + high_headroom() : max_queue_;
     {
         std::lock_guard lock(mutex_);
         // Jobs submitted but not yet taken by an idle worker do not count against the queue.
         size_t idle = threads_.size() - running_;
-        size_t waiting = queue_.size() > idle ? queue_.size() - idle : 0;
-        if (stopping_ || waiting >= max_queue_) return false;
-        queue_.push_back(std::move(job));
+        size_t waiting = waiting_ > idle ? waiting_ - idle : 0;
+        if (stopping_ || waiting >= bound) return false;
+        queues_[level].push_back(std::move(job));
+        ++waiting_;
     }
     ready_.notify_one();
     return true;
@@ -36,7 +40,7 @@ void WorkerPool::stop() {
 
 size_t WorkerPool::queued() const {
     std::lock_guard lock(mutex_);
-    return queue_.size();
+    return waiting_;
 }
 
 void WorkerPool::work() {
@@ -44,10 +48,13 @@ void WorkerPool::work() {
         Job job;
         {
             std::unique_lock lock(mutex_);
-            ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-            if (queue_.empty()) return;  // stopping, and nothing left to finish
-            job = std::move(queue_.front());
-            queue_.pop_front();
+            ready_.wait(lock, [this] { return stopping_ || waiting_ != 0; });
+            if (waiting_ == 0) return;  // stopping, and nothing left to finish
+            auto& queue = *std::find_if(queues_.rbegin(), queues_.rend(),
+                                        [](const std::deque<Job>& q) { return !q.empty(); });
+            job = std::move(queue.front());
+            queue.pop_front();
+            --waiting_;
             ++running_;
         }
         job();  // jobs catch their own exceptions (App wraps handlers)

@@ -1,8 +1,6 @@
 // The framework API end to end: an App on a real socket, spoken to with raw HTTP/1.1.
 #include <rivet/rivet.hpp>
 
-#include "raw_client.hpp"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -15,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+
+#include "raw_client.hpp"
 
 namespace {
 

@@ -45,6 +45,32 @@ TEST(Request, AccessorsAndHeaderView) {
     EXPECT_EQ(req.headers()[1].value, "abc");
 }
 
+TEST(Request, ParamAsConvertsIntegers) {
+    Parsed p("GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+    const char* names[] = {"n", "neg", "big", "word", "mixed", "plus", "empty", "max"};
+    const char* values[] = {"42", "-7", "300", "abc", "12x", "+5", "", "9223372036854775807"};
+    for (size_t i = 0; i < 8; ++i) {
+        p.params.names[i] = names[i];
+        p.params.values[i] = values[i];
+    }
+    p.params.size = 8;
+    rivet::Request req(p.head, {}, p.params);
+    EXPECT_EQ(req.param_as<int>("n"), 42);
+    EXPECT_EQ(req.param_as<long long>("neg"), -7);
+    EXPECT_EQ(req.param_as<unsigned>("neg"), std::nullopt);  // no sign for unsigned types
+    EXPECT_EQ(req.param_as<uint16_t>("big"), 300);
+    EXPECT_EQ(req.param_as<uint8_t>("big"), std::nullopt);  // overflow
+    EXPECT_EQ(req.param_as<int8_t>("neg"), int8_t{-7});
+    EXPECT_EQ(req.param_as<int64_t>("max"), INT64_MAX);
+    EXPECT_EQ(req.param_as<int32_t>("max"), std::nullopt);  // overflow
+    EXPECT_EQ(req.param_as<uint64_t>("max"), uint64_t{INT64_MAX});
+    EXPECT_EQ(req.param_as<int>("word"), std::nullopt);
+    EXPECT_EQ(req.param_as<int>("mixed"), std::nullopt);  // the whole value, not a prefix
+    EXPECT_EQ(req.param_as<int>("plus"), std::nullopt);
+    EXPECT_EQ(req.param_as<int>("empty"), std::nullopt);
+    EXPECT_EQ(req.param_as<int>("absent"), std::nullopt);
+}
+
 TEST(Request, DetachedCopyOwnsEveryView) {
     auto p = std::make_unique<Parsed>("GET /a/b?q=2 HTTP/1.1\r\nHost: h\r\nX-K: v\r\n\r\n");
     rivet::Request detached = rivet::Request(p->head, "payload", p->params).detach();

@@ -4,8 +4,33 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <string>
+#include <vector>
 
+using rivet::Priority;
 using rivet::app::WorkerPool;
+
+namespace {
+
+// A pool whose only worker is held busy until release(), so what is submitted meanwhile queues.
+struct BusyPool {
+    WorkerPool pool;
+    std::promise<void> gate;
+    std::shared_future<void> opened = gate.get_future().share();
+
+    explicit BusyPool(size_t max_queue) : pool(1, max_queue) {
+        std::promise<void> started;
+        EXPECT_TRUE(pool.try_submit([&started, g = opened] {
+            started.set_value();
+            g.wait();
+        }));
+        started.get_future().wait();
+    }
+    void release() { gate.set_value(); }
+};
+
+}  // namespace
 
 TEST(WorkerPool, RunsEveryJob) {
     std::atomic<int> done{0};
@@ -49,4 +74,52 @@ TEST(WorkerPool, IdleWorkersAreRoomToo) {
 TEST(WorkerPool, DefaultsToOneWorkerPerCore) {
     WorkerPool pool(0, 1);
     EXPECT_GE(pool.workers(), 1u);
+}
+
+TEST(WorkerPool, HighStartsBeforeEveryQueuedLowerJob) {
+    BusyPool busy(16);
+    std::mutex m;
+    std::vector<std::string> order;
+    auto job = [&](std::string name) {
+        return [&, name] {
+            std::lock_guard lock(m);
+            order.push_back(name);
+        };
+    };
+    EXPECT_TRUE(busy.pool.try_submit(job("L1"), Priority::Low));
+    EXPECT_TRUE(busy.pool.try_submit(job("L2"), Priority::Low));
+    EXPECT_TRUE(busy.pool.try_submit(job("N1"), Priority::Normal));
+    EXPECT_TRUE(busy.pool.try_submit(job("L3"), Priority::Low));
+    EXPECT_TRUE(busy.pool.try_submit(job("H1"), Priority::High));
+    EXPECT_TRUE(busy.pool.try_submit(job("N2")));  // Normal by default
+    EXPECT_TRUE(busy.pool.try_submit(job("H2"), Priority::High));
+    EXPECT_EQ(busy.pool.queued(), 7u);
+    busy.release();
+    busy.pool.stop();
+    EXPECT_EQ(order, (std::vector<std::string>{"H1", "H2", "N1", "N2", "L1", "L2", "L3"}));
+}
+
+TEST(WorkerPool, HighMayWaitPastTheBoundByAQuarter) {
+    BusyPool busy(8);  // 8 waiting at most, and 2 more for High
+    ASSERT_EQ(busy.pool.high_headroom(), 2u);
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Low)) << i;
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Normal)) << i;
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));  // the bound, as before
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Low));
+    EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::High));
+    EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::High));
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::High));  // the headroom is used up
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));
+    EXPECT_EQ(busy.pool.queued(), 10u);
+    busy.release();
+}
+
+TEST(WorkerPool, SmallQueuesStillGiveHighOnePlace) {
+    BusyPool busy(1);  // a quarter of 1 rounds down, but High gets at least one place
+    EXPECT_EQ(busy.pool.high_headroom(), 1u);
+    EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::Normal));
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::Normal));
+    EXPECT_TRUE(busy.pool.try_submit([] {}, Priority::High));
+    EXPECT_FALSE(busy.pool.try_submit([] {}, Priority::High));
+    busy.release();
 }
