@@ -47,3 +47,35 @@ def test_deep_config_on_sighup_is_refused_and_later_reloads_work(rivet, tmp_path
     wait_for(lambda: "applied" in srv.stderr(), what="the next reload")
     wait_for(lambda: srv.post("/echo", b"y" * 500).status == 413, what="the new limit")
     # And SIGTERM ends it (the fixture's teardown checks exit code 0 within 15 s).
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. A directory listing must tell nothing about what lies outside the root
+
+
+def test_listing_leaves_out_symlinks_that_leave_the_root(rivet, tmp_path):
+    import os
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "files" / "inner").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"x" * 15)
+    (root / "files" / "a.txt").write_bytes(b"abc")
+    (root / "files" / "big.txt").write_bytes(b"y" * 4321)
+    os.symlink("../../outside/secret.txt", root / "files" / "leak")
+    os.symlink("/etc", root / "files" / "etc")
+    os.symlink(outside, root / "files" / "outdir")
+    os.symlink("big.txt", root / "files" / "inside-link")
+    os.symlink("inner", root / "files" / "inside-dir")
+    os.symlink("missing", root / "files" / "dangling")
+    srv = rivet(root=root)
+    for name in ("leak", "etc/", "outdir/"):
+        assert srv.get("/files/" + name).status == 403, name
+    page = srv.get("/files/").body.decode()
+    for name in ("leak", "etc", "outdir", "dangling"):
+        assert f'"./{name}' not in page and f">{name}" not in page, (name, page)
+    assert '>15<' not in page, page  # the outside file's size
+    # Links that stay inside are listed as what a GET would serve.
+    assert 'href="./inside-link">inside-link</a>' in page and ">4321<" in page, page
+    assert 'href="./inside-dir/">inside-dir/</a>' in page, page
+    assert 'href="./a.txt">a.txt</a>' in page and 'href="./inner/">inner/</a>' in page, page
+    assert srv.get("/files/inside-link").body == b"y" * 4321
