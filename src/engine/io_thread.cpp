@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -61,17 +62,37 @@ void IoThread::accept_pending() {
         net::PeerAddress peer;
         int fd = net::accept_connection(listen_fd_, &peer);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) {
-                std::fprintf(stderr, "rivet: out of file descriptors; accepting paused\n");
-                set_accepting(false);
-                // Descriptors may come back from anywhere in the process, not only from this
-                // loop's connections: try again shortly.
-                loop_.timers().schedule(accept_retry_, 100);
-            }
+            if (errno == EMFILE || errno == ENFILE) pause_for_descriptors();
             return;
         }
+        if (shortage_.since_ms) end_descriptor_pause();
         adopt(fd, peer.addr);
     }
+}
+
+// Out of descriptors: the kernel keeps the connection queued, and a level-triggered listener
+// would wake us for it at once, so accepting pauses and a timer tries again. The pause is
+// logged once, when it starts; every further failed try only counts.
+void IoThread::pause_for_descriptors() {
+    if (!shortage_.since_ms) {
+        shortage_ = {std::max<uint64_t>(loop_.now_ms(), 1), 0};
+        std::fprintf(stderr, "rivet: loop %u: out of file descriptors; accepting paused\n", index_);
+    } else {
+        ++shortage_.retries;
+    }
+    set_accepting(false);
+    // Descriptors may come back from anywhere in the process, not only from this loop's
+    // connections: try again shortly.
+    loop_.timers().schedule(accept_retry_, 100);
+}
+
+void IoThread::end_descriptor_pause() {
+    std::fprintf(stderr,
+                 "rivet: loop %u: accepting resumed after %.1f s out of file descriptors "
+                 "(%llu retries failed)\n",
+                 index_, double(loop_.now_ms() - shortage_.since_ms) / 1000.0,
+                 static_cast<unsigned long long>(shortage_.retries));
+    shortage_ = {};
 }
 
 void IoThread::adopt(int fd, const sockaddr_storage& peer) {

@@ -67,6 +67,8 @@ private:
     void on_io(uint32_t events) override;  // the listening socket
     void accept_pending();
     void set_accepting(bool on);
+    void pause_for_descriptors();
+    void end_descriptor_pause();
     void finish_drain_if_done();
 
     unsigned index_;
@@ -90,6 +92,11 @@ private:
     uint64_t next_connection_id_ = 1;
     bool accepting_ = true;
     bool draining_ = false;
+    // A pause for want of descriptors, from its first failed accept to the next that works.
+    struct DescriptorShortage {
+        uint64_t since_ms = 0;  // 0: none now
+        uint64_t retries = 0;   // accepts that failed again after the first
+    } shortage_;
 
     // Re-enables accepting after the process ran out of descriptors.
     struct AcceptRetry final : net::Timer {

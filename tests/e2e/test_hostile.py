@@ -79,3 +79,47 @@ def test_listing_leaves_out_symlinks_that_leave_the_root(rivet, tmp_path):
     assert 'href="./inside-dir/">inside-dir/</a>' in page, page
     assert 'href="./a.txt">a.txt</a>' in page and 'href="./inner/">inner/</a>' in page, page
     assert srv.get("/files/inside-link").body == b"y" * 4321
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Out of descriptors: the pause of accepting is logged once, and its end once
+
+
+def hold_connections(srv, n):
+    """n keep-alive connections, each with a request sent (the listener defers accepting until
+    data arrives); returns them and how many were answered within a short wait."""
+    from rivet_e2e import Conn
+    conns = []
+    for _ in range(n):
+        c = Conn(srv.host, srv.port, timeout=1)
+        c.send(b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        conns.append(c)
+    time.sleep(0.5 * SLOW)  # what is accepted is answered by now
+    answered = 0
+    for c in conns:
+        c.settimeout(0.05)
+        try:
+            answered += c.read_response().status == 200
+        except OSError:
+            pass
+    return conns, answered
+
+
+def test_descriptor_shortage_is_logged_once_per_pause(rivet):
+    srv = rivet(args=("--threads", "1", "--workers", "1"), nofile_cap=64)
+    conns, answered = hold_connections(srv, 80)
+    assert 20 < answered < 64, answered  # some were accepted, the rest wait in the backlog
+    time.sleep(1.5 * SLOW)  # before the fix: a line every 100 ms, 15 here
+    paused = srv.stderr().count("accepting paused")
+    assert paused == 1, srv.stderr()[-2000:]
+    for c in conns:
+        c.close()
+    # The end is logged once, with how long the pause lasted and how often it was retried.
+    wait_for(lambda: srv.get("/hello").status == 200, what="accepting again")
+    wait_for(lambda: "accepting resumed" in srv.stderr(), what="the resume line")
+    err = srv.stderr()
+    assert err.count("accepting paused") == 1 and err.count("accepting resumed") == 1, err
+    import re
+    m = re.search(r"accepting resumed after ([\d.]+) s out of file descriptors "
+                  r"\((\d+) retries failed\)", err)
+    assert m and float(m[1]) >= 1.0 and int(m[2]) >= 3, err[-1000:]
