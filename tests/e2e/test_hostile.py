@@ -123,3 +123,45 @@ def test_descriptor_shortage_is_logged_once_per_pause(rivet):
     m = re.search(r"accepting resumed after ([\d.]+) s out of file descriptors "
                   r"\((\d+) retries failed\)", err)
     assert m and float(m[1]) >= 1.0 and int(m[2]) >= 3, err[-1000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. A request received before SIGTERM is answered, with Connection: close
+
+
+def big_json(size=8_000_000):
+    item = b'{"k": [1, 2.5, "s", true, null]},'
+    n = (size - 10) // len(item)
+    return b'{"a": [' + item * (n - 1) + item[:-1] + b"]}"
+
+
+def test_request_received_before_sigterm_is_answered(rivet):
+    from rivet_e2e import build_request
+    body = big_json()
+    outcomes = []
+    for run in range(5):
+        srv = rivet(args=("--threads", "1", "--workers", "1"))
+        a = srv.connect()
+        assert a.request("GET", "/hello").status == 200
+        b = srv.connect()
+        post = build_request("POST", "/json", body=body,
+                             headers={"Content-Type": "application/json"})
+        # All but the last byte first, so that the loop starts parsing the 8 MB document (some
+        # 140 ms on a quiet machine, longer on a busy one) when the last byte arrives.
+        b.send(post[:-1])
+        time.sleep(0.3 * SLOW)
+        b.send(post[-1:])
+        # While the loop is busy, A's next request arrives, then the signal: the drain finds A
+        # with its request unread in the socket.
+        time.sleep(0.010)
+        a.send(b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(0.005)
+        srv.send_signal(signal.SIGTERM)
+        assert b.read_response().status == 200
+        raw, closed = a.read_until_close(5)
+        outcomes.append(raw[:120])
+        assert raw.startswith(b"HTTP/1.1 200 ") and b"Connection: close" in raw, (run, outcomes)
+        assert closed
+        a.close()
+        b.close()
+        assert srv.wait(15 * SLOW) == 0
