@@ -63,6 +63,9 @@ struct App::Impl final : engine::Application {
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
 
     void serve(engine::Exchange& ex) override;
+    void on_tick(unsigned loop) override {
+        for (auto& m : mounts) m->sweep(loop);  // cached files idle past their TTL close
+    }
     void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
         ops->protocol_error(loop, peer, status);
     }

@@ -82,6 +82,9 @@ public:
     // A request the parser refused (400, 413, 414, 431, ...): answered and closed by the
     // engine, told here for logs and counters. On the loop's thread; must not block.
     virtual void on_protocol_error(unsigned /*loop*/, const PeerIp& /*peer*/, int /*status*/) {}
+    // About once a second on each loop's thread (kTickMs), for housekeeping that must run on
+    // the loop that owns what it tidies. Must not block.
+    virtual void on_tick(unsigned /*loop*/) {}
 };
 
 }  // namespace rivet::engine

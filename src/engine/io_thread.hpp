@@ -92,7 +92,7 @@ private:
     uint64_t next_connection_id_ = 1;
     bool accepting_ = true;
     bool draining_ = false;
-    // A pause for want of descriptors, from its first failed accept to the next that works.
+    // A pause for want of descriptors, from its first failed accept until the backlog empties.
     struct DescriptorShortage {
         uint64_t since_ms = 0;  // 0: none now
         uint64_t retries = 0;   // accepts that failed again after the first
@@ -103,6 +103,13 @@ private:
         IoThread* owner = nullptr;
         void on_timeout() override;
     } accept_retry_;
+
+    // Application::on_tick, every kTickMs while the loop runs.
+    static constexpr uint64_t kTickMs = 1000;
+    struct Tick final : net::Timer {
+        IoThread* owner = nullptr;
+        void on_timeout() override;
+    } tick_;
 
     // Fires when the drain timeout runs out.
     struct DrainTimer final : net::Timer {
