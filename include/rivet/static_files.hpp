@@ -19,7 +19,11 @@
 //
 // Each I/O loop keeps its own cache of what it found (stat results, open descriptors of large
 // files, bytes of small ones), so the request path takes no lock and makes no system call until
-// an entry's TTL passes; then one stat tells whether the file changed.
+// an entry's TTL passes; then one stat tells whether the file changed. The caches of the
+// process hold at most a quarter of RLIMIT_NOFILE descriptors together, close those of entries
+// idle past the TTL, and give all of theirs back when open() runs out of descriptors; a file
+// that still cannot be opened then is answered 503 with Retry-After: 1 (never 500, never
+// cached).
 #pragma once
 
 #include <chrono>
@@ -97,6 +101,11 @@ public:
     // One cache per I/O loop; App::start calls this before the loops start. Requests from
     // elsewhere (a worker, a loop index past `loops`) share one locked cache.
     void set_loops(unsigned loops);
+
+    // On I/O loop `loop`'s thread, about once a second (the App does it): closes the files
+    // its cache holds open for entries past their TTL, so that a deleted file's space comes
+    // back while the server runs.
+    void sweep(unsigned loop);
 
     StaticStats stats() const;
     const std::string& mount() const;

@@ -58,6 +58,9 @@ struct App::Impl final : engine::Application {
 
     // --- app_serve.cpp ---
     void serve(engine::Exchange& ex) override;
+    void on_tick(unsigned loop) override {
+        for (auto& m : mounts) m->sweep(loop);  // cached files idle past their TTL close
+    }
     void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
         ops->protocol_error(loop, peer, status);
     }

@@ -204,10 +204,18 @@ void Connection::drop_input() {
 void Connection::close_when_idle() {
     if (phase_ == Phase::Closed) return;
     // A connection accepted but not yet read may carry a request already: it gets answered
-    // (with "Connection: close"), bounded by the header and drain timeouts.
-    if (idle() && served_ > 0) return close_now();
-    // Otherwise framing_for() now answers "Connection: close" and the connection ends after
-    // the responses it owes.
+    // (with "Connection: close"), bounded by the header and drain timeouts. Otherwise
+    // framing_for() now answers "Connection: close" and the connection ends after the
+    // responses it owes.
+    if (!idle() || served_ == 0) return;
+    // Idle to us, but a request may wait in the socket, unread because it arrived while the
+    // loop was busy: closing now would answer it with a RST. Read it as any read would; it is
+    // answered with "Connection: close" and after_flush() closes. Half a head waits for the
+    // rest, bounded by the header and drain timeouts.
+    int unread = 0;
+    if (phase_ == Phase::Head && ioctl(fd_, FIONREAD, &unread) == 0 && unread > 0)
+        return on_readable();
+    close_now();
 }
 
 void Connection::close_now() {

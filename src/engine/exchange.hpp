@@ -134,6 +134,9 @@ public:
     // Shapes the answer to a refused request; the default leaves it to the engine's plain text
     // ("413 Payload Too Large: content too large\n"). The connection closes after it.
     virtual void answer_protocol_error(const ProtocolError& /*error*/, ErrorReply& /*reply*/) {}
+    // About once a second on each loop's thread (kTickMs), for housekeeping that must run on
+    // the loop that owns what it tidies. Must not block.
+    virtual void on_tick(unsigned /*loop*/) {}
 };
 
 }  // namespace rivet::engine

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -29,6 +30,8 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
     max_open_ = std::max<size_t>(1, config.limits.max_connections / threads);
     drain_timer_.owner = this;
     accept_retry_.owner = this;
+    tick_.owner = this;
+    loop_.timers().schedule(tick_, kTickMs);
     write_buffer_.reserve(64 * 1024);
     if (listen_fd_ >= 0) loop_.add(listen_fd_, net::kReadable, this);
     loop_.on_turn_end([this] {
@@ -41,6 +44,7 @@ IoThread::~IoThread() {
     budget_->remove_waker(index_);        // the loops have stopped: no give_back runs concurrently
     loop_.timers().cancel(drain_timer_);  // they are destroyed before the loop's wheel
     loop_.timers().cancel(accept_retry_);
+    loop_.timers().cancel(tick_);
     // Undrained connections (a loop that never ran): their sockets close with them.
     for (Connection* c : by_fd_) {
         if (!c) continue;
@@ -69,17 +73,41 @@ void IoThread::accept_pending() {
         net::PeerAddress peer;
         int fd = net::accept_connection(listen_fd_, &peer);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) {
-                std::fprintf(stderr, "rivet: out of file descriptors; accepting paused\n");
-                set_accepting(false);
-                // Descriptors may come back from anywhere in the process, not only from this
-                // loop's connections: try again shortly.
-                loop_.timers().schedule(accept_retry_, 100);
-            }
+            if (errno == EMFILE || errno == ENFILE)
+                pause_for_descriptors();
+            else if (shortage_.since_ms)
+                end_descriptor_pause();  // all that waited is accepted: the shortage is over
             return;
         }
         adopt(fd, peer.addr);
     }
+}
+
+// Out of descriptors: the kernel keeps the connection queued, and a level-triggered listener
+// would wake us for it at once, so accepting pauses and a timer tries again. The pause is
+// logged once, when it starts; every further failed try only counts, even when a try accepted
+// a few before failing (descriptors hovering at the limit). It ends when a try has accepted
+// everything that waited.
+void IoThread::pause_for_descriptors() {
+    if (!shortage_.since_ms) {
+        shortage_ = {std::max<uint64_t>(loop_.now_ms(), 1), 0};
+        std::fprintf(stderr, "rivet: loop %u: out of file descriptors; accepting paused\n", index_);
+    } else {
+        ++shortage_.retries;
+    }
+    set_accepting(false);
+    // Descriptors may come back from anywhere in the process, not only from this loop's
+    // connections: try again shortly.
+    loop_.timers().schedule(accept_retry_, 100);
+}
+
+void IoThread::end_descriptor_pause() {
+    std::fprintf(stderr,
+                 "rivet: loop %u: accepting resumed after %.1f s out of file descriptors "
+                 "(%llu retries failed)\n",
+                 index_, double(loop_.now_ms() - shortage_.since_ms) / 1000.0,
+                 static_cast<unsigned long long>(shortage_.retries));
+    shortage_ = {};
 }
 
 void IoThread::adopt(int fd, const sockaddr_storage& peer) {
@@ -192,6 +220,11 @@ void IoThread::finish_drain_if_done() {
 void IoThread::AcceptRetry::on_timeout() {
     if (owner->draining_ || owner->open_ >= owner->max_open_) return;
     owner->set_accepting(true);
+}
+
+void IoThread::Tick::on_timeout() {
+    owner->app_.on_tick(owner->index_);
+    owner->loop_.timers().schedule(*this, kTickMs);
 }
 
 void IoThread::DrainTimer::on_timeout() {

@@ -76,6 +76,8 @@ private:
     void on_io(uint32_t events) override;  // the listening socket
     void accept_pending();
     void set_accepting(bool on);
+    void pause_for_descriptors();
+    void end_descriptor_pause();
     void finish_drain_if_done();
     void admit_waiting_bodies();
     Connection* find(int fd, uint64_t id) const;
@@ -108,12 +110,24 @@ private:
     uint64_t next_connection_id_ = 1;
     bool accepting_ = true;
     bool draining_ = false;
+    // A pause for want of descriptors, from its first failed accept until the backlog empties.
+    struct DescriptorShortage {
+        uint64_t since_ms = 0;  // 0: none now
+        uint64_t retries = 0;   // accepts that failed again after the first
+    } shortage_;
 
     // Re-enables accepting after the process ran out of descriptors.
     struct AcceptRetry final : net::Timer {
         IoThread* owner = nullptr;
         void on_timeout() override;
     } accept_retry_;
+
+    // Application::on_tick, every kTickMs while the loop runs.
+    static constexpr uint64_t kTickMs = 1000;
+    struct Tick final : net::Timer {
+        IoThread* owner = nullptr;
+        void on_timeout() override;
+    } tick_;
 
     // Fires when the drain timeout runs out.
     struct DrainTimer final : net::Timer {

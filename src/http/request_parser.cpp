@@ -20,6 +20,10 @@ namespace {
 
 using namespace byte_scan;  // the byte classes and block scanners
 
+// The longest method accepted. The longest registered one (IANA) is 17 bytes
+// ("UPDATEREDIRECTREF"); anything past this is refused with 501 at its 33rd byte.
+constexpr size_t kMaxMethod = 32;
+
 // Calls f on each element of a comma-separated list, skipping empty ones as RFC 9110 §5.6.1
 // asks; stops when f returns false.
 template <class F>
@@ -70,9 +74,6 @@ bool valid_host(std::string_view h) {
 }
 
 void split_path_query(std::string_view pq, RequestHead& out) {
-    // A fragment should not be sent (RFC 9112 §3.2) but clients do; it is no part of the
-    // resource, so path and query stop before it (the target keeps it, as sent).
-    pq = pq.substr(0, pq.find('#'));
     const size_t q = pq.find('?');
     out.path = pq.substr(0, q);
     if (q != std::string_view::npos) out.query = pq.substr(q + 1);
@@ -81,6 +82,9 @@ void split_path_query(std::string_view pq, RequestHead& out) {
 
 // The four forms of RFC 9112 §3.2, each allowed only where the RFC allows it.
 const char* classify_target(std::string_view t, Method m, RequestHead& out) {
+    // A fragment is no part of any of the forms (RFC 9112 §3.2): the client keeps it. One that
+    // arrives means a client (or a proxy) that does not speak HTTP/1.1 as we read it.
+    if (t.find('#') != std::string_view::npos) return "fragment in request target";
     if (t[0] == '/') {
         if (m == Method::Connect) return "CONNECT needs an authority-form target";
         split_path_query(t, out);
@@ -232,7 +236,10 @@ ParseResult validate_head(std::string_view data, RequestHead& out,
         i += 2;
     }
     const size_t m0 = i;
-    i = scan_token(s, i, rl_stop);
+    // A method longer than any we could implement is a 501 (RFC 9112 §3), not a long URI.
+    const size_t m_cap = m0 + kMaxMethod + 1;
+    i = scan_token(s, i, std::min(rl_stop, m_cap));
+    if (i == m_cap) return ParseResult::error(501, "method too long");
     if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
     if (s[i] != ' ' || i == m0) return ParseResult::error(400, "invalid method");
     out.method_name = view(m0, i);
@@ -325,6 +332,12 @@ ParseResult validate_head(std::string_view data, RequestHead& out,
 
     // The head is complete and well-formed; now what it asks for.
     if (out.version_minor == 1 && !f.has_host) return ParseResult::error(400, "missing Host");
+    // An empty Host says the target has no authority (RFC 9112 §3.2); an http URI must have
+    // one, so only a target that carries its own (absolute- or authority-form) may go without.
+    if (f.has_host && f.host.empty() && out.authority.empty())
+        return ParseResult::error(400, "empty Host");
+    // rivet tunnels nothing: CONNECT is well-formed but not implemented (RFC 9110 §9.3.6).
+    if (out.method == Method::Connect) return ParseResult::error(501, "CONNECT not implemented");
     out.framing = BodyFraming::None;
     out.content_length = 0;
     if (f.has_coding) {

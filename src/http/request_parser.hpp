@@ -44,7 +44,7 @@ struct RequestHead {
     Method method = Method::Other;
     std::string_view target;     // the request-target as sent
     std::string_view path;       // "/a/b" of origin-form or absolute-form ("/" if empty there);
-                                 // "*" for OPTIONS *; empty for CONNECT. Ends before any '#'.
+                                 // "*" for OPTIONS *; empty for CONNECT. ('#' is refused.)
     std::string_view query;      // the part after '?', without the '?' (nor any '#...'); or empty
     std::string_view authority;  // host[:port] of absolute- or authority-form, else Host
     uint8_t version_minor = 1;   // HTTP/1.<minor>; only 0 and 1 are accepted
@@ -83,7 +83,9 @@ struct HeadScan {
 // - `scan`, when given, carries the progress on this head from one call to the next (see above);
 //   it is updated on Incomplete and left as it was otherwise.
 // - The 400s of malformed lines come first (at the byte that proves them, even in an incomplete
-//   prefix), then, once the head is complete: missing Host (400), 501, 413, 417.
+//   prefix; a method over 32 bytes is a 501 at its 33rd), then, once the head is complete:
+//   missing or (for an origin-form target) empty Host (400), 501 (CONNECT, which rivet does
+//   not tunnel; an unknown transfer coding), 413, 417.
 // Errors visible in the first bytes are reported at once, so garbage is refused early; in a head
 // that arrives in pieces, by the time its bytes have doubled or it could cross a limit.
 ParseResult parse_request_head(std::string_view data, RequestHead& out,

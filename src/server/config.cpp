@@ -19,6 +19,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr size_t kMaxConfigDepth = 16;
+
 // A key's setter: checks the value's type and range, stores it, or says what is wrong.
 using Setter = std::function<std::string(const json& value, Config& config)>;
 
@@ -262,6 +264,11 @@ void apply_cache_options(Config& c) {
 std::vector<std::string> apply_config_text(const std::string& text, const std::string& name,
                                            Config& config) {
     std::vector<std::string> problems;
+    // The schema nests three levels (an object, its sections, a list of networks); a document
+    // much deeper is a mistake or an attack, and would cost memory per level below.
+    if (size_t at = json_too_deep_at(text, kMaxConfigDepth); at != std::string_view::npos)
+        return {name + ":" + std::to_string(line_of_offset(text, at)) + ": nested deeper than " +
+                std::to_string(kMaxConfigDepth) + " levels; the configuration needs 3"};
     json doc;
     try {
         doc = json::parse(text);

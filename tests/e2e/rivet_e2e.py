@@ -57,13 +57,16 @@ class RivetServer:
     """The real rivet binary on an ephemeral port of 127.0.0.1."""
 
     def __init__(self, workdir: Path, args=(), nofile: int | None = None, root: Path = PUBLIC,
-                 command: list | None = None):
-        """`command`: another program built on rivet (an example) instead of the rivet binary,
-        started as given; it must listen on an ephemeral port and print the listening line."""
+                 nofile_cap: int | None = None, command: list | None = None):
+        """nofile raises the descriptor limit to at least n; nofile_cap lowers it to n (as
+        `ulimit -n n` would). `command`: another program built on rivet (an example) instead of
+        the rivet binary, started as given; it must listen on an ephemeral port and print the
+        listening line."""
         self.command = [str(c) for c in command] if command else None
         self.workdir = Path(workdir)
         self.args = [str(a) for a in args]
         self.nofile = nofile
+        self.nofile_cap = nofile_cap
         self.root = root
         self.proc: subprocess.Popen | None = None
         self.host = "127.0.0.1"
@@ -94,11 +97,14 @@ class RivetServer:
             if self.root is not None:
                 cmd += ["--root", str(self.root)]
             cmd += self.args
-        nofile = self.nofile
+        nofile, cap = self.nofile, self.nofile_cap
 
         def preexec():
             if nofile:
                 raise_nofile(nofile)
+            if cap:
+                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                resource.setrlimit(resource.RLIMIT_NOFILE, (cap, hard))
 
         try:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,

@@ -28,20 +28,29 @@ std::optional<std::vector<ListedEntry>> read_directory(const std::string& root,
         return std::nullopt;
     }
     std::vector<ListedEntry> out;
+    std::string path;  // key/name, for the guarded open of a symlink
     while (dirent* d = readdir(dir)) {
         std::string_view name = d->d_name;
         if (name.empty() || name.front() == '.') continue;
+        struct stat st;
+        if (fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+        if (S_ISLNK(st.st_mode)) {
+            // What a request for it would serve: the target's size and date, found the same
+            // guarded way as a GET finds it. A link that leaves the root (or dangles) is left
+            // out: its row would tell what lies outside, or lead nowhere.
+            path.assign(key);
+            if (!path.empty()) path += '/';
+            path += name;
+            int target = open_beneath(root, path, O_PATH, follow_symlinks);
+            bool found = target >= 0 && fstat(target, &st) == 0;
+            if (target >= 0) ::close(target);
+            if (!found) continue;
+        }
         ListedEntry e;
         e.name = std::string(name);
-        struct stat st;
-        // The size and date of what a symlink points to, as a request for it would serve;
-        // a dangling one is shown with its own.
-        if (fstatat(fd, d->d_name, &st, 0) == 0 ||
-            fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            e.directory = S_ISDIR(st.st_mode);
-            e.size = uint64_t(st.st_size);
-            e.mtime = int64_t(st.st_mtim.tv_sec);
-        }
+        e.directory = S_ISDIR(st.st_mode);
+        e.size = uint64_t(st.st_size);
+        e.mtime = int64_t(st.st_mtim.tv_sec);
         out.push_back(std::move(e));
     }
     closedir(dir);

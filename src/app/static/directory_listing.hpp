@@ -17,7 +17,9 @@ struct ListedEntry {
 };
 
 // Reads the directory `key` under `root` (opened the same guarded way as files); dot files
-// are left out, as nginx's autoindex does. nullopt with `status` (403, 404, 500) on failure.
+// are left out, as nginx's autoindex does, and so are symlinks that a GET could not follow (out
+// of the root without `follow_symlinks`, or dangling): a listing tells nothing about what lies
+// outside the root. nullopt with `status` (403, 404, 500) on failure.
 std::optional<std::vector<ListedEntry>> read_directory(const std::string& root,
                                                        std::string_view key, bool follow_symlinks,
                                                        int& status);

@@ -1,6 +1,7 @@
 #include "app/static/file_cache.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,14 +46,32 @@ void fill_identity(FileEntry& e, const struct stat& st) {
     e.ctime_ns = nanoseconds(st.st_ctim);
 }
 
+bool out_of_descriptors(int negative_errno) {
+    return negative_errno == -EMFILE || negative_errno == -ENFILE;
+}
+
 }  // namespace
 
-FileCache::FileCache(std::string root, const CacheLimits& limits, const MimeTypes& types)
-    : root_(std::move(root)), limits_(limits), types_(types) {
+DescriptorBudget& DescriptorBudget::process() {
+    static DescriptorBudget budget([] {
+        rlimit r{};
+        if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return size_t(256);
+        // The rest is for connections, listeners, logs, and files being sent after their
+        // entry was dropped.
+        return std::max<size_t>(1, size_t(r.rlim_cur / 4));
+    }());
+    return budget;
+}
+
+FileCache::FileCache(std::string root, const CacheLimits& limits, const MimeTypes& types,
+                     DescriptorBudget& budget)
+    : root_(std::move(root)), limits_(limits), types_(types), budget_(budget) {
     if (limits_.entries < 1) limits_.entries = 1;
 }
 
-FileCache::~FileCache() = default;
+FileCache::~FileCache() {
+    budget_.give_back(open_files_);
+}
 
 std::shared_ptr<const FileEntry> FileCache::find(std::string_view key, uint64_t now_ms) {
     auto hit = index_.find(key);
@@ -74,13 +93,44 @@ std::shared_ptr<const FileEntry> FileCache::find(std::string_view key, uint64_t 
         bump(counters_.misses);
     }
     std::shared_ptr<const FileEntry> entry = load(key);
+    // A shortage of descriptors says nothing about the file: answered (503), never kept.
+    if (entry->kind == FileEntry::Kind::Error && entry->status == 503) return entry;
     insert(key, entry, now_ms);
     return entry;
 }
 
-std::shared_ptr<FileEntry> FileCache::load(std::string_view key) const {
+int FileCache::open_file(std::string_view key, int flags) {
+    int fd = open_beneath(root_, key, flags, limits_.follow_symlinks);
+    if (!out_of_descriptors(fd)) return fd;
+    // Give back every descriptor this cache holds (those still being sent close when their
+    // answer is done), then try once more.
+    while (close_oldest_file()) {
+    }
+    return open_beneath(root_, key, flags, limits_.follow_symlinks);
+}
+
+bool FileCache::close_oldest_file() {
+    for (auto it = lru_.end(); it != lru_.begin();) {
+        --it;
+        if (!holds_file(*it)) continue;
+        bump(counters_.evictions);
+        erase(it);
+        return true;
+    }
+    return false;
+}
+
+void FileCache::sweep(uint64_t now_ms) {
+    for (auto it = lru_.begin(); open_files_ > 0 && it != lru_.end();) {
+        auto next = std::next(it);
+        if (holds_file(*it) && now_ms - it->checked_ms >= limits_.ttl_ms) erase(it);
+        it = next;
+    }
+}
+
+std::shared_ptr<FileEntry> FileCache::load(std::string_view key) {
     auto e = std::make_shared<FileEntry>();
-    int fd = open_beneath(root_, key, O_RDONLY | O_NONBLOCK | O_NOCTTY, limits_.follow_symlinks);
+    int fd = open_file(key, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         e->status = status_for_errno(-fd);
         return e;
@@ -132,7 +182,10 @@ std::shared_ptr<FileEntry> FileCache::load(std::string_view key) const {
 // One open(O_PATH) and fstat: did the path come to name something else, or the same file
 // change? O_PATH does not read the file, so this is cheap even for large ones.
 bool FileCache::unchanged(std::string_view key, const FileEntry& entry) const {
+    // Not open_file(): shedding could drop this very entry. No descriptor to look with: what
+    // the cache knows still serves, until the next check.
     int fd = open_beneath(root_, key, O_PATH, limits_.follow_symlinks);
+    if (out_of_descriptors(fd)) return entry.kind != FileEntry::Kind::Error;
     if (fd < 0)
         return entry.kind == FileEntry::Kind::Error && entry.status == status_for_errno(-fd);
     struct stat st;
@@ -149,12 +202,20 @@ bool FileCache::unchanged(std::string_view key, const FileEntry& entry) const {
 
 void FileCache::insert(std::string_view key, std::shared_ptr<const FileEntry> entry,
                        uint64_t now_ms) {
+    if (entry->file && !budget_.take()) {
+        // The budget is spent: make room among this cache's open files, or, holding none,
+        // serve this one without keeping it (its descriptor closes after the answer).
+        bool room = false;
+        while (!room && close_oldest_file()) room = budget_.take();
+        if (!room) return;
+    }
     uint64_t add = entry->in_memory ? entry->bytes.size() : 0;
     while (!lru_.empty() &&
            (lru_.size() >= limits_.entries || (add > 0 && bytes_ + add > limits_.bytes))) {
         bump(counters_.evictions);
         erase(std::prev(lru_.end()));
     }
+    if (entry->file) ++open_files_;
     lru_.push_front(Node{std::string(key), std::move(entry), now_ms});
     index_.emplace(lru_.front().key, lru_.begin());
     bytes_ += add;
@@ -164,6 +225,10 @@ void FileCache::insert(std::string_view key, std::shared_ptr<const FileEntry> en
 
 void FileCache::erase(List::iterator it) {
     if (it->entry->in_memory) bytes_ -= it->entry->bytes.size();
+    if (holds_file(*it)) {
+        --open_files_;
+        budget_.give_back();
+    }
     index_.erase(std::string_view(it->key));
     lru_.erase(it);
     bump(counters_.entries, -1);

@@ -7,6 +7,14 @@
 // checks the path again with one open(O_PATH)+fstat and reloads the entry if the file changed
 // (inode, size, mtime or ctime) or vanished.
 //
+// Descriptors: an entry sent with sendfile holds its file open. All caches of the process
+// share one DescriptorBudget (by default a quarter of RLIMIT_NOFILE), so that cached files can
+// never starve connections: past the budget a cache closes its least recently used open files,
+// and when it has none to close the file is served without being kept. When open() itself
+// fails for want of descriptors (EMFILE, ENFILE), the cache closes all of its open files and
+// tries once more; failing again, the answer is 503 (not cached). sweep() closes the files
+// of entries past their TTL, so a deleted file's space comes back while the server runs.
+//
 // Not thread-safe: each loop owns its cache. Counters are single-writer atomics, readable from
 // any thread.
 #pragma once
@@ -42,6 +50,28 @@ struct FileEntry {
     std::string_view content_type;  // from the name's extension (lives in the MimeTypes)
 };
 
+// How many descriptors the file caches of the process may hold open, together.
+class DescriptorBudget {
+public:
+    explicit DescriptorBudget(size_t limit) : limit_(limit) {}
+    // The process's: a quarter of the RLIMIT_NOFILE soft limit when first asked (at least 1).
+    static DescriptorBudget& process();
+
+    bool take() {  // false: the budget is spent
+        size_t held = held_.load(std::memory_order_relaxed);
+        while (held < limit_)
+            if (held_.compare_exchange_weak(held, held + 1, std::memory_order_relaxed)) return true;
+        return false;
+    }
+    void give_back(size_t n = 1) { held_.fetch_sub(n, std::memory_order_relaxed); }
+    size_t held() const { return held_.load(std::memory_order_relaxed); }
+    size_t limit() const { return limit_; }
+
+private:
+    size_t limit_;
+    std::atomic<size_t> held_{0};
+};
+
 struct CacheLimits {
     size_t entries = 1024;
     uint64_t bytes = 32 * 1024 * 1024;
@@ -64,7 +94,8 @@ struct CacheCounters {
 
 class FileCache {
 public:
-    FileCache(std::string root, const CacheLimits& limits, const MimeTypes& types);
+    FileCache(std::string root, const CacheLimits& limits, const MimeTypes& types,
+              DescriptorBudget& budget = DescriptorBudget::process());
     ~FileCache();
     FileCache(const FileCache&) = delete;
     FileCache& operator=(const FileCache&) = delete;
@@ -73,8 +104,13 @@ public:
     // `now_ms` is a monotonic clock. Never null.
     std::shared_ptr<const FileEntry> find(std::string_view key, uint64_t now_ms);
 
+    // Closes the open files of entries not checked within the TTL (the next request reopens
+    // them). On the cache's loop, about once a second.
+    void sweep(uint64_t now_ms);
+
     const CacheCounters& counters() const { return counters_; }
     size_t size() const { return lru_.size(); }
+    size_t open_files() const { return open_files_; }
 
 private:
     struct Node {
@@ -84,8 +120,11 @@ private:
     };
     using List = std::list<Node>;
 
-    std::shared_ptr<FileEntry> load(std::string_view key) const;
+    std::shared_ptr<FileEntry> load(std::string_view key);
     bool unchanged(std::string_view key, const FileEntry& entry) const;
+    int open_file(std::string_view key, int flags);  // open_beneath, shedding on EMFILE
+    bool close_oldest_file();                        // false: this cache holds none
+    static bool holds_file(const Node& n) { return n.entry->file != nullptr; }
     void insert(std::string_view key, std::shared_ptr<const FileEntry> entry, uint64_t now_ms);
     void erase(List::iterator it);
     static void bump(std::atomic<uint64_t>& counter, int64_t by = 1) {
@@ -99,6 +138,8 @@ private:
     List lru_;                                                    // most recently used first
     std::unordered_map<std::string_view, List::iterator> index_;  // keys point into lru_ nodes
     uint64_t bytes_ = 0;
+    DescriptorBudget& budget_;
+    size_t open_files_ = 0;  // entries holding a file open (each took one from budget_)
     CacheCounters counters_;
 };
 

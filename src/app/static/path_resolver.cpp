@@ -134,6 +134,9 @@ int status_for_errno(int error) {
         case ELOOP:
         case EXDEV:
             return 403;
+        case EMFILE:  // out of descriptors: nothing wrong with the file, try again soon
+        case ENFILE:
+            return 503;
         default:
             return 500;
     }

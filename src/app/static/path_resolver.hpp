@@ -30,7 +30,8 @@ NormalizedPath normalize_path(std::string_view raw, std::string& key);
 int open_beneath(const std::string& root, std::string_view key, int flags, bool follow_symlinks);
 
 // The answer nginx gives for an errno from opening a file: 404 (ENOENT, ENOTDIR,
-// ENAMETOOLONG), 403 (EACCES, EPERM, ELOOP, EXDEV: not allowed, or leaves the root), else 500.
+// ENAMETOOLONG), 403 (EACCES, EPERM, ELOOP, EXDEV: not allowed, or leaves the root), 503 (EMFILE,
+// ENFILE: out of descriptors, answered with Retry-After), else 500.
 int status_for_errno(int error);
 
 // Tests: take the realpath fallback even where openat2 exists.

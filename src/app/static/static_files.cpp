@@ -21,6 +21,8 @@ namespace {
 
 void plain(Response& res, int status) {
     res.status(status).text(std::string(http::status_reason(status)) + "\n");
+    // Out of descriptors even after the cache gave its own back: soon there may be some.
+    if (status == 503) res.header("Retry-After", "1");
 }
 
 // The request fields the file handler reads, in one pass over the header list.
@@ -202,6 +204,10 @@ void StaticFiles::set_loops(unsigned loops) {
     for (unsigned i = 0; i < loops; ++i)
         impl_->loops.push_back(
             std::make_unique<files::FileCache>(impl_->root, impl_->limits, impl_->types));
+}
+
+void StaticFiles::sweep(unsigned loop) {
+    if (loop < impl_->loops.size()) impl_->loops[loop]->sweep(core::monotonic_ms());
 }
 
 StaticStats StaticFiles::stats() const {

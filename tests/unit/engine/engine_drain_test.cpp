@@ -2,6 +2,7 @@
 // still sent (with "Connection: close"), and nothing waits past the drain timeout.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <string>
 
 #include "engine_harness.hpp"
@@ -52,6 +53,35 @@ TEST(EngineDrain, RequestArrivingDuringTheDrainIsAnsweredWithClose) {
     EXPECT_EQ(got[0].body, "GET /late body=");
     EXPECT_EQ(got[0].field("Connection"), "close");
     EXPECT_TRUE(fresh->wait_eof(1000ms));
+}
+
+TEST(EngineDrain, RequestUnreadInTheSocketOfAnIdleConnectionIsAnswered) {
+    // The race of issue 12: while the loop is busy (here a handler that blocks), a kept-alive
+    // connection's next request arrives and the drain is posted. The loop runs the drain at the
+    // end of that turn, before it reads the request: the connection looks idle but is not.
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    EngineHarness h({}, [&](Exchange& ex) {
+        if (ex.head().target == "/block") released.wait();
+        ex.respond(rivet::app::view_of(rivet::Response(200).text(std::string(ex.head().target))));
+    });
+    auto a = h.connect();
+    a->send(get("/1"));
+    ASSERT_EQ(a->read_responses(1).size(), 1u);
+    a->clear();
+    auto b = h.connect();
+    ASSERT_TRUE(h.sync());  // adopted: /block is read by an epoll event, not by the adoption
+    b->send(get("/block"));
+    ASSERT_TRUE(h.app().wait_served(2));  // the loop is inside /block now
+    a->send(get("/2"));
+    h.io().begin_drain();
+    release.set_value();
+    auto got = a->read_responses(1);  // before the fix: EOF, no answer
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].body, "/2");
+    EXPECT_EQ(got[0].field("Connection"), "close") << a->received();
+    EXPECT_TRUE(a->wait_eof(1000ms));
+    EXPECT_EQ(b->read_responses(1).size(), 1u);
 }
 
 TEST(EngineDrain, ConnectionStillBusyAtTheDrainTimeoutIsCutOff) {

@@ -61,10 +61,20 @@ const Exception kExceptions[] = {
      "same: ANNOUNCE is a valid token; llhttp ties it to RTSP"},
     {"uri.md", "`host:port` and basic auth", 400,
      "userinfo in an http(s) target is treated as an error (RFC 9110 §4.2.4)"},
-    {"transfer-encoding.md", "POST with `chunked` as last transfer-encoding", 501,
-     "only chunked is implemented; other codings get 501 (RFC 9112 §6.1)"},
+    // These two would get 501 (only chunked is implemented, RFC 9112 §6.1), but their targets
+    // end in "#hey", and the fragment is refused first, at the request line.
+    {"transfer-encoding.md", "POST with `chunked` as last transfer-encoding", 400,
+     "a fragment in the target (RFC 9112 §3.2: never sent); else 501 for the deflate coding"},
     {"transfer-encoding.md", "POST with `chunked` as last transfer-encoding (multiple headers)",
-     501, "same, with the codings on two lines"},
+     400, "same, with the codings on two lines"},
+    {"uri.md", "Fragment in URI", 400,
+     "a fragment is no part of any request-target form (RFC 9112 §3.2); llhttp passes it on"},
+    // rivet tunnels nothing: a well-formed CONNECT is refused with 501 once its head is complete
+    // (RFC 9110 §9.3.6, §15.6.2); a malformed one still gets its 400.
+    {"method.md", "CONNECT request", 501, "CONNECT is not implemented"},
+    {"method.md", "CONNECT request with CAPS", 501, "same"},
+    {"method.md", "CONNECT with body", 501, "same"},
+    {"uri.md", "Underscore in hostname", 501, "same (the case is a CONNECT)"},
 };
 
 constexpr std::string_view kHostLine = "Host: rivet.test\r\n";

@@ -169,6 +169,30 @@ TEST(JsonLines, PointersToLines) {
     EXPECT_EQ(lines["/a/d~1e"], 5);
 }
 
+TEST(Config, RefusesDeepNestingBeforeParsing) {
+    // 16 levels pass the depth check (and fail the schema as usual); 17 are refused, with the
+    // line of the bracket that crossed the limit. 100,000 levels take no more time or memory.
+    auto nested = [](size_t depth, const char* inner) {
+        return "{\"server\":" + std::string(depth - 1, '[') + inner + std::string(depth - 1, ']') +
+               "}";
+    };
+    Config c = default_config();
+    auto ok = apply_config_text(nested(16, ""), "f.json", c);
+    ASSERT_EQ(ok.size(), 1u);
+    EXPECT_NE(ok[0].find("server: expected an object"), std::string::npos) << ok[0];
+    auto deep = apply_config_text(nested(17, ""), "f.json", c);
+    ASSERT_EQ(deep.size(), 1u);
+    EXPECT_EQ(deep[0], "f.json:1: nested deeper than 16 levels; the configuration needs 3");
+    auto huge = apply_config_text("{\n\"a\":\n" + nested(100'000, "\n"), "f.json", c);
+    ASSERT_EQ(huge.size(), 1u);
+    EXPECT_EQ(huge[0].rfind("f.json:3: nested deeper", 0), 0u) << huge[0];
+    // Brackets inside strings (escaped quotes included) are text, not nesting.
+    auto text = apply_config_text("{\"static\": {\"root\": \"" + std::string(100, '[') + "\\\"" +
+                                      std::string(100, '{') + "\"}}",
+                                  "f.json", c);
+    EXPECT_TRUE(text.empty()) << text[0];
+}
+
 TEST(CommandLine, FlagsOverrideTheFile) {
     auto cl = rivet::server::parse_command_line(
         {"--port", "9000", "--config", fixture("seed003_config.json"), "--max-connections", "5",

@@ -3,9 +3,15 @@
 #include "app/static/file_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "temp_dir.hpp"
 
@@ -169,3 +175,118 @@ TEST_F(FileCacheTest, SymlinkOutOfTheRootIsForbidden) {
 
 }  // namespace
 }  // namespace rivet::files
+
+// ---- descriptors ----
+
+namespace rivet::files::descriptors {
+
+using Kind = FileEntry::Kind;
+
+class Budgeted : public ::testing::Test {
+protected:
+    Budgeted() {
+        for (int i = 0; i < 6; ++i) dir_.write("big" + std::to_string(i), std::string(70'000, 'b'));
+        dir_.write("small", "s");
+    }
+    std::unique_ptr<FileCache> make(DescriptorBudget& budget, uint64_t ttl_ms = 1000) {
+        return std::make_unique<FileCache>(dir_.path(), CacheLimits{.ttl_ms = ttl_ms}, types_,
+                                           budget);
+    }
+    testing::TempDir dir_;
+    MimeTypes types_;
+};
+
+TEST_F(Budgeted, CachesShareOneBudgetAndMakeRoomFromTheirOwn) {
+    DescriptorBudget budget(3);
+    auto a = make(budget), b = make(budget), c = make(budget);
+    a->find("big0", 0);
+    a->find("big1", 0);
+    b->find("big2", 0);
+    EXPECT_EQ(budget.held(), 3u);
+    auto e = b->find("big3", 0);  // b closes its own oldest (big2) to keep big3
+    ASSERT_EQ(e->kind, FileEntry::Kind::File);
+    EXPECT_EQ(b->open_files(), 1u);
+    EXPECT_EQ(a->open_files(), 2u);
+    EXPECT_EQ(budget.held(), 3u);
+    // c holds nothing to close: the file is served, not kept, and found again on disk.
+    auto unkept = c->find("big4", 0);
+    ASSERT_EQ(unkept->kind, FileEntry::Kind::File);
+    ASSERT_TRUE(unkept->file);
+    EXPECT_EQ(c->open_files(), 0u);
+    EXPECT_EQ(c->size(), 0u);
+    c->find("big4", 1);
+    EXPECT_EQ(c->counters().read().misses, 2u);
+    // Files held in memory take no descriptor.
+    EXPECT_TRUE(c->find("small", 0)->in_memory);
+    EXPECT_EQ(c->size(), 1u);
+    a.reset();  // a cache going away gives its descriptors back
+    EXPECT_EQ(budget.held(), 1u);
+}
+
+TEST_F(Budgeted, SweepClosesFilesPastTheirTtl) {
+    DescriptorBudget budget(10);
+    auto cache = make(budget, 100);
+    cache->find("big0", 0);
+    cache->find("small", 0);
+    cache->find("big1", 60);
+    cache->sweep(99);
+    EXPECT_EQ(cache->open_files(), 2u);
+    cache->sweep(100);  // big0 was checked 100 ms ago; big1 60 ms later
+    EXPECT_EQ(cache->open_files(), 1u);
+    EXPECT_EQ(budget.held(), 1u);
+    cache->sweep(160);
+    EXPECT_EQ(cache->open_files(), 0u);
+    EXPECT_EQ(cache->size(), 1u);  // the small file's bytes stay: no descriptor
+}
+
+// The process's descriptor limit lowered to just above the highest open descriptor, and every
+// hole below it filled: every open() fails with EMFILE until something is closed.
+class NoDescriptorsLeft {
+public:
+    NoDescriptorsLeft() {
+        getrlimit(RLIMIT_NOFILE, &saved_);
+        int highest = 0;
+        for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+            highest = std::max(highest, std::stoi(e.path().filename().string()));
+        rlimit r = saved_;
+        r.rlim_cur = rlim_t(highest + 1);
+        setrlimit(RLIMIT_NOFILE, &r);
+        for (int fd; (fd = dup(0)) >= 0;) fillers_.push_back(fd);
+    }
+    ~NoDescriptorsLeft() {
+        for (int fd : fillers_) ::close(fd);
+        setrlimit(RLIMIT_NOFILE, &saved_);
+    }
+
+private:
+    rlimit saved_{};
+    std::vector<int> fillers_;
+};
+
+TEST_F(Budgeted, OutOfDescriptorsTheCacheGivesItsOwnBackThenAnswers503Uncached) {
+    DescriptorBudget budget(10);
+    auto cache = make(budget, 0);  // TTL 0: every lookup checks the file again
+    cache->find("big0", 0);
+    cache->find("big1", 0);
+    {
+        NoDescriptorsLeft full;
+        // Its two descriptors are closed, and the new file opens in their place.
+        auto e = cache->find("big2", 1);
+        ASSERT_EQ(e->kind, FileEntry::Kind::File) << e->status;
+        EXPECT_EQ(cache->open_files(), 1u);
+        // A cached file that cannot be checked (no descriptor for the stat) is still served.
+        int hole = dup(0);  // takes the last free descriptor below the limit
+        EXPECT_EQ(cache->find("big2", 2).get(), e.get());
+        // The cache gives big2's descriptor back, but e still holds it: nothing opens now.
+        auto refused = cache->find("small", 3);
+        EXPECT_EQ(refused->kind, FileEntry::Kind::Error);
+        EXPECT_EQ(refused->status, 503);
+        EXPECT_EQ(cache->open_files(), 0u);
+        EXPECT_EQ(cache->size(), 0u);  // a shortage is not remembered
+        ::close(hole);
+    }
+    EXPECT_TRUE(cache->find("small", 4)->in_memory);
+    EXPECT_EQ(budget.held(), 0u);
+}
+
+}  // namespace rivet::files::descriptors
