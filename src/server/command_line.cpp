@@ -217,7 +217,7 @@ Options:
   --workers N       worker threads for CPU-heavy routes (default: one per core)
   --queue N         offloaded requests waiting for a worker before 503 (default 1024)
   --root DIR        document root holding the demo page index.html (default: public)
-  --inline-heavy    run /calc, /work and large /fibonacci on the I/O loops, not the workers
+  --inline-heavy    run /calc, /work, large /fibonacci and /json on the I/O loops, not the workers
                     (for comparing concurrency models; it stalls other connections)
   --no-compression  send every response uncompressed (default: zstd, br or gzip as the
                     client accepts, for text, JSON, JS, XML and SVG bodies of 1 KiB or more)
