@@ -65,7 +65,7 @@ public:
     // Called by IoThread when a deferred response arrives.
     void complete(uint64_t sequence, Reply&& reply);
 
-    void close_now();        // immediately, whatever is pending
+    void close_now();        // immediately, whatever is pending; cancels owed deferred answers
     void close_when_idle();  // during a drain: after what is in flight
 
 private:
@@ -90,6 +90,7 @@ private:
         http::Framing framing;
         std::optional<Reply> reply;  // serialized when it leaves (see release_ready_slots)
         std::string bytes;           // or an answer already serialized
+        std::shared_ptr<DeferredState> deferred;  // a Later answer's shared state
     };
     // What is owed beyond the output buffer; allocated on first use.
     struct Pending {
@@ -147,6 +148,8 @@ private:
     bool send_file_piece();  // false: the socket is full (or the connection closed)
     void after_flush();
     void begin_close();
+    void cancel_deferred();  // tells the holders of unfinished Deferreds the connection is gone
+    bool awaits_deferred() const;
     void drop_input();
     void update_interest();
     void arm_timer();

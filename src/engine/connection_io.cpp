@@ -202,7 +202,8 @@ void Connection::close_now() {
     owner_.loop().timers().cancel(*this);
     // No EPOLL_CTL_DEL: the socket is never duplicated, so closing it drops its registration.
     ::close(fd_);
-    owner_.connection_closed(this);
+    owner_.connection_closed(this);  // freed at the end of the turn: still ours below
+    cancel_deferred();
 }
 
 }  // namespace rivet::engine

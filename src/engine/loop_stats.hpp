@@ -13,6 +13,7 @@ struct ServerStats {
     uint64_t open_connections = 0;
     uint64_t bytes_in = 0;   // read from client sockets
     uint64_t bytes_out = 0;  // written to them (sendfile included)
+    uint64_t cancelled = 0;  // deferred answers whose connection closed before they came
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -20,6 +21,7 @@ struct ServerStats {
         open_connections += o.open_connections;
         bytes_in += o.bytes_in;
         bytes_out += o.bytes_out;
+        cancelled += o.cancelled;
         return *this;
     }
 };
@@ -33,6 +35,7 @@ struct LoopStats {
     std::atomic<uint64_t> open_connections{0};
     std::atomic<uint64_t> bytes_in{0};
     std::atomic<uint64_t> bytes_out{0};
+    std::atomic<uint64_t> cancelled{0};
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -40,8 +43,8 @@ struct LoopStats {
 
     ServerStats read() const {  // from any thread
         constexpr auto r = std::memory_order_relaxed;
-        return {accepted.load(r), requests.load(r), open_connections.load(r), bytes_in.load(r),
-                bytes_out.load(r)};
+        return {accepted.load(r), requests.load(r),  open_connections.load(r),
+                bytes_in.load(r), bytes_out.load(r), cancelled.load(r)};
     }
 };
 
