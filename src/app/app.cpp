@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "app/async_answers.hpp"
 #include "app/error_log.hpp"
+#include "app/loop_services.hpp"
 #include "app/method.hpp"
 #include "app/operations.hpp"
 #include "app/router.hpp"
@@ -45,6 +47,8 @@ struct App::Impl final : engine::Application {
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
         StaticFiles* files = nullptr;  // a static mount's route
+        CoroutineHandler coroutine;    // or a handler that waits (app/async_call.hpp)
+        AsyncReplyHandler async_reply;
     };
 
     using Trace = app::Operations::Trace;
@@ -61,6 +65,9 @@ struct App::Impl final : engine::Application {
     std::unique_ptr<engine::Server> server;
     std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
+    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
+    app::Operations* ops_ptr = nullptr;            // what async answers use (ops.get())
+    app::OpsAnswers async_answers{ops_ptr};
 
     void serve(engine::Exchange& ex) override;
     void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
@@ -95,6 +102,13 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     trace.route = match.route;
     const RouteEntry& route = routes[match.route];
     if (route.offload) return run_offloaded(route, ex, match.params, trace);
+    if (route.coroutine)
+        return app::run_coroutine(route.coroutine, ex, Request(head, ex.body(), match.params, &ex),
+                                  trace, async_answers);
+    if (route.async_reply)
+        return app::run_async_reply(route.async_reply, ex,
+                                    Request(head, ex.body(), match.params, &ex), trace,
+                                    async_answers, loops->at(ex.loop_index()));
 
     Request req(head, ex.body(), match.params, &ex);
     Response res;
@@ -158,7 +172,32 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
     }
 }
 
+App::Route App::add_coroutine(Method method, std::string_view pattern, CoroutineHandler handler) {
+    Route r = route(method, pattern, Handler());
+    impl_->routes[r.id_].coroutine = std::move(handler);
+    return r;
+}
+
+App::Route App::add_async_reply(Method method, std::string_view pattern,
+                                AsyncReplyHandler handler) {
+    Route r = route(method, pattern, Handler());
+    impl_->routes[r.id_].async_reply = std::move(handler);
+    return r;
+}
+
+EventLoop& App::loop(unsigned i) {
+    if (!impl_->loops) throw std::logic_error("the app is not running");
+    return impl_->loops->at(i);
+}
+
+unsigned App::loops() const {
+    return impl_->loops ? unsigned(impl_->loops->size()) : 0;
+}
+
 App::Route& App::Route::offload(bool on) {
+    const auto& r = app_.impl_->routes[id_];
+    if (on && (r.coroutine || r.async_reply))
+        throw std::logic_error("a waiting handler runs on its loop; use rivet::on_workers");
     app_.impl_->routes[id_].offload = on;
     return *this;
 }
@@ -237,10 +276,16 @@ uint16_t App::start(const RunOptions& options) {
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(app::server_config(options), *impl_);
     for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
+    std::vector<net::Loop*> loops;
+    for (unsigned i = 0; i < impl_->server->threads(); ++i)
+        loops.push_back(&impl_->server->loop(i));
+    impl_->loops = std::make_unique<app::EventLoops>(std::move(loops), impl_->pool.get(),
+                                                     options.retry_after_s);
     try {
         start_operations(options);
     } catch (...) {
         impl_->admin_server.reset();
+        impl_->loops.reset();
         impl_->server.reset();
         impl_->ops.reset();
         impl_->pool.reset();
@@ -278,6 +323,7 @@ void App::start_operations(const RunOptions& options) {
             }
             return s;
         });
+    impl_->ops_ptr = impl_->ops.get();
     if (options.ops.admin.admin_port != 0) {
         engine::ServerConfig admin;
         admin.host = options.ops.admin.admin_host;
@@ -298,6 +344,7 @@ void App::stop() {
     impl_->pool->stop();
     impl_->admin_server.reset();
     impl_->ops->stop();  // every answered request is in the access log file now
+    impl_->loops.reset();
     impl_->server.reset();
     impl_->pool.reset();
     impl_->ops.reset();

@@ -9,6 +9,7 @@
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
+#include "net/loop.hpp"
 
 namespace rivet::engine {
 
@@ -28,6 +29,8 @@ public:
     void drain();  // graceful stop, from any thread (signal handlers: use a self-pipe instead)
 
     ServerStats stats() const;
+    // Loop `i`'s event loop, for the services above (post, timers, watches).
+    net::Loop& loop(unsigned i);
     // New limits and timeouts for every loop (host, port and threads stay as they are).
     void reconfigure(const ServerConfig& config);
 

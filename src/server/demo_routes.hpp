@@ -1,5 +1,5 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, and the files of the root (the demo site) at /.
+// /headers, /cookies, /wait, /cpu, /later, and the files of the root (the demo site) at /.
 #pragma once
 
 #include <string>
@@ -25,5 +25,7 @@ struct DemoOptions {
 };
 
 void add_demo_routes(App& app, const DemoOptions& options);
+// /wait, /cpu and /later: handlers that wait without holding their loop (demo_waiting_routes.cpp).
+void add_waiting_routes(App& app);
 
 }  // namespace rivet::server
