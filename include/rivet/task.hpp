@@ -15,6 +15,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <type_traits>
@@ -47,8 +48,16 @@ protected:
     ~RootState() = default;
 };
 
+// Coroutine frames come from a per-thread cache of freed ones (out of line, src/app): a
+// handler that never waits then costs no trip to malloc.
+void* allocate_frame(std::size_t size);
+void free_frame(void* frame, std::size_t size) noexcept;
+
 class PromiseBase {
 public:
+    static void* operator new(std::size_t size) { return allocate_frame(size); }
+    static void operator delete(void* frame, std::size_t size) noexcept { free_frame(frame, size); }
+
     std::suspend_always initial_suspend() noexcept { return {}; }
 
     struct FinalAwaiter {

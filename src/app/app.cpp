@@ -103,8 +103,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
     const RouteEntry& route = routes[match.route];
     if (route.offload) return run_offloaded(route, ex, match.params, trace);
     if (route.coroutine)
-        return app::run_coroutine(route.coroutine, ex, Request(head, ex.body(), match.params, &ex),
-                                  trace, async_answers);
+        return app::run_coroutine(route.coroutine, ex, match.params, trace, async_answers);
     if (route.async_reply)
         return app::run_async_reply(route.async_reply, ex,
                                     Request(head, ex.body(), match.params, &ex), trace,

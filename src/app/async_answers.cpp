@@ -27,12 +27,13 @@ Response OpsAnswers::error_response(Operations& ops, std::exception_ptr error, c
 
 void OpsAnswers::answer(AsyncCall& call, engine::Exchange* now) {
     if (call.error) {
-        call.response = error_response(*ops_, call.error, *call.request, call.loop);
+        call.response.emplace(error_response(*ops_, call.error, *call.request, call.loop));
         call.error = nullptr;
     }
-    if (now) return now->respond(view_of(call.response));  // serve() logs it as any
-    ops_->finish_offloaded(*call.request, call.trace, call.response);
-    call.later.complete(reply_of(std::move(call.response)));
+    if (!call.response) call.response.emplace(500).text("Internal Server Error\n");
+    if (now) return now->respond(view_of(*call.response));  // serve() logs it as any
+    ops_->finish_offloaded(*call.request, call.trace, *call.response);
+    call.later.complete(reply_of(std::move(*call.response)));
 }
 
 void OpsAnswers::cancelled(AsyncCall& call) {

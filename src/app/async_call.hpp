@@ -15,6 +15,7 @@
 #include <rivet/task.hpp>
 
 #include "app/operations.hpp"
+#include "app/router.hpp"
 #include "engine/exchange.hpp"
 
 namespace rivet::app {
@@ -24,8 +25,8 @@ using AsyncReplyHandler = std::function<void(Request&, AsyncReply)>;
 
 // What an asynchronous handler's run keeps while it waits.
 struct AsyncCall {
-    std::optional<Request> request;  // detached (owns its bytes) once the handler waits
-    Response response;
+    std::optional<Request> request;    // detached (owns its bytes) once the handler waits
+    std::optional<Response> response;  // made with the request, gone when it is answered
     Operations::Trace trace;
     engine::Deferred later;    // the answer's place, taken when the handler first waits
     std::exception_ptr error;  // what the handler threw, if it did
@@ -46,7 +47,8 @@ protected:
 // Runs a coroutine handler on this loop. A handler that ends without waiting is answered
 // before this returns, with no allocation beyond its frame (call objects are recycled per
 // thread); one that waits answers through a Deferred, or is destroyed when its client goes.
-void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, Request&& req,
+// The Request is made in place from the route's match: a Request is never moved on this path.
+void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, const RouteParams& params,
                    const Operations::Trace& trace, AsyncAnswers& answers);
 
 // Runs a callback-form handler: it gets a detached request and an AsyncReply to send from

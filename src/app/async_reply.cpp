@@ -23,7 +23,7 @@ struct AsyncReply::State : app::AsyncCall {
     // Runs on the loop: the answer, a dropped reply's 500 or the handler's exception.
     static void answer_on_loop(std::shared_ptr<State> s, std::optional<Response> res) {
         s->event_loop->post([s = std::move(s), r = std::move(res)]() mutable {
-            if (r && !s->error) s->response = std::move(*r);
+            if (r && !s->error) s->response.emplace(std::move(*r));
             s->answers->answer(*s, nullptr);
         });
     }

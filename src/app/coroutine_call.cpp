@@ -31,7 +31,7 @@ public:
         stage_ = Stage::FirstRun;
         Task<> task;
         try {
-            task = handler(*request, response);  // only makes the frame (initial suspend)
+            task = handler(*request, *response);  // only makes the frame (initial suspend)
         } catch (...) {
             error = std::current_exception();
             answers.answer(*this, &ex);
@@ -78,8 +78,8 @@ public:
 
     void reset() {
         request.reset();
-        response = Response();
-        later = engine::Deferred();
+        response.reset();
+        if (later.valid()) later = engine::Deferred();  // never on the path that did not wait
         error = nullptr;
         work = nullptr;
         doomed = false;
@@ -135,10 +135,11 @@ void release(CoroutineCall* call) {
 
 }  // namespace
 
-void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, Request&& req,
+void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, const RouteParams& params,
                    const Operations::Trace& trace, AsyncAnswers& answers) {
     CoroutineCall* call = take();
-    call->request.emplace(std::move(req));
+    call->request.emplace(ex.head(), ex.body(), params, &ex);
+    call->response.emplace();
     call->trace = trace;
     call->loop = ex.loop_index();
     call->start(handler, ex, answers);

@@ -55,7 +55,7 @@ constexpr MethodSet method_bit(Method m) {
 using RouteId = uint32_t;
 
 class Router {
-  public:
+public:
     struct Match {
         enum Kind : uint8_t { Found, NotFound, MethodNotAllowed } kind = NotFound;
         RouteId route = 0;  // Found
@@ -80,7 +80,7 @@ class Router {
     // A HEAD request falls back to the GET route when no HEAD route exists.
     Match find(Method method, std::string_view path) const;
 
-  private:
+private:
     struct Node;
     struct Search;
     std::unique_ptr<Node> root_;

@@ -2,6 +2,7 @@
 //   GET /wait?ms=200    a coroutine awaiting a timer on its loop
 //   GET /cpu?ms=50      a coroutine awaiting ms of CPU work on the worker pool
 //   GET /later?ms=200   the callback form: an AsyncReply answered from a loop timer
+//   GET /hello-task     /hello as a coroutine that never waits (the fast path, for benchmarks)
 #include <time.h>
 
 #include <chrono>
@@ -76,6 +77,10 @@ void later_handler(Request& req, AsyncReply reply) {
 }  // namespace
 
 void add_waiting_routes(App& app) {
+    app.get("/hello-task", [](Request&, Response& res) -> Task<> {
+        res.text("Hello, World!");
+        co_return;
+    });
     app.get("/wait", wait_handler);
     app.get("/cpu", cpu_handler);
     app.get("/later", later_handler);
