@@ -1,24 +1,36 @@
 // A REST service with rivet in a few lines: build it with the project (`make`), run
-// ./build/example_hello_api and try: curl localhost:8080/users/42
+// ./build/example_hello_api [port] and try: curl localhost:8080/users/42
 #include <rivet/rivet.hpp>
 
+#include <charconv>
 #include <cmath>
 
-int main() {
+int main(int argc, char** argv) {
     rivet::App app;
     app.get("/hello", [](rivet::Request&, rivet::Response& res) { res.text("Hello, World!"); });
     app.get("/users/:id", [](rivet::Request& req, rivet::Response& res) {
         res.json({{"id", req.param("id")}, {"name", "user " + std::string(req.param("id"))}});
     });
     app.post("/sum", [](rivet::Request& req, rivet::Response& res) {
+        auto body = req.json();  // not JSON: the client gets a 400 saying where
+        if (!body.is_object() || !body["numbers"].is_array())
+            throw rivet::HttpError(400, R"(send {"numbers": [1, 2, 3]})");
         double total = 0;
-        for (auto& x : req.json().at("numbers")) total += x.get<double>();
+        for (auto& x : body["numbers"]) {
+            if (!x.is_number()) throw rivet::HttpError(400, "numbers must hold numbers only");
+            total += x.get<double>();
+        }
         res.json({{"sum", total}});
     });
     // CPU-heavy: runs on the worker pool, the I/O loops keep serving.
     app.get("/primes",
             [](rivet::Request& req, rivet::Response& res) {
-                long limit = std::stol(req.query("below").value_or("100000")), count = 0;
+                std::string below = req.query("below").value_or("100000");
+                long limit = 0, count = 0;
+                auto [end, ec] = std::from_chars(below.data(), below.data() + below.size(), limit);
+                if (ec != std::errc() || end != below.data() + below.size() || limit < 0 ||
+                    limit > 10'000'000)
+                    throw rivet::HttpError(400, "below must be a whole number up to 10000000");
                 for (long n = 2; n < limit; ++n) {
                     bool prime = true;
                     for (long d = 2; d * d <= n && prime; ++d) prime = n % d != 0;
@@ -27,5 +39,5 @@ int main() {
                 res.json({{"below", limit}, {"primes", count}});
             })
         .offload();
-    app.run({.port = 8080});
+    app.run({.port = uint16_t(argc > 1 ? std::stoi(argv[1]) : 8080)});
 }

@@ -47,8 +47,7 @@ template <class F>
 concept WaitingHandlerFn = CoroutineHandlerFn<F> || AsyncReplyHandlerFn<F>;
 // Shapes the body of every error response (rivet/http_error.hpp): the framework's own (404, 405,
 // 413, 431, 500, 503 ...), and HttpErrors thrown by handlers and middleware. Header fields already
-// set (by middleware, by the HttpError) stay. The default writes
-// {"error": {"status": 404, "message": "Not Found"}}.
+// set (by middleware, by the HttpError) stay. The default writes {"error": "Not Found"}.
 using ErrorHandler = std::function<void(const Request&, Response&, const ErrorInfo&)>;
 
 struct RunOptions {

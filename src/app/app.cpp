@@ -7,191 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "app/async_answers.hpp"
+#include "app/app_impl.hpp"
 #include "app/error_log.hpp"
 #include "app/loop_services.hpp"
 #include "app/method.hpp"
-#include "app/operations.hpp"
-#include "app/router.hpp"
 #include "app/server_options.hpp"
-#include "app/worker_pool.hpp"
-#include "engine/exchange.hpp"
-#include "engine/server.hpp"
 
 namespace rivet {
-
-namespace {
-
-using HttpMethod = http::Method;  // the parser's; Method is the public one
-
-constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,   HttpMethod::Head,   HttpMethod::Post,
-                                      HttpMethod::Put,   HttpMethod::Delete, HttpMethod::Options,
-                                      HttpMethod::Patch, HttpMethod::Trace,  HttpMethod::Connect};
-
-std::string allow_list(app::MethodSet allowed) {
-    allowed |= app::method_bit(HttpMethod::Options);  // OPTIONS is answered for every known path
-    std::string out;
-    for (HttpMethod m : kAllMethods) {
-        if (!(allowed & app::method_bit(m))) continue;
-        if (!out.empty()) out += ", ";
-        out += http::method_name(m);
-    }
-    return out;
-}
-
-}  // namespace
-
-struct App::Impl final : engine::Application {
-    struct RouteEntry {
-        Handler handler;
-        bool offload = false;
-        std::function<bool(const Request&)> offload_when;
-        StaticFiles* files = nullptr;  // a static mount's route
-        CoroutineHandler coroutine;    // or a handler that waits (app/async_call.hpp)
-        AsyncReplyHandler async_reply;
-    };
-
-    using Trace = app::Operations::Trace;
-
-    app::Router router;
-    std::vector<RouteEntry> routes;
-    // The routes without the static mounts: tells a file's 404 that the path is a route's.
-    app::Router routes_only;
-    std::vector<std::unique_ptr<StaticFiles>> mounts;
-    bool adding_mount = false;
-    std::vector<app::RouteLabel> labels;  // by route id, for the metrics
-    RunOptions options;
-    std::unique_ptr<app::WorkerPool> pool;
-    std::unique_ptr<engine::Server> server;
-    std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
-    std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
-    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
-    app::Operations* ops_ptr = nullptr;            // what async answers use (ops.get())
-    app::OpsAnswers async_answers{ops_ptr};
-
-    void serve(engine::Exchange& ex) override;
-    void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
-        ops->protocol_error(loop, peer, status);
-    }
-    void route_request(engine::Exchange& ex, Trace& trace);
-    void run_offloaded(const RouteEntry& route, engine::Exchange& ex, const app::RouteParams& p,
-                       Trace& trace);
-};
-
-void App::Impl::serve(engine::Exchange& ex) {
-    Trace trace;
-    trace.start_ns = app::Operations::now_ns();
-    if (!ops->intercept(ex, trace)) route_request(ex, trace);
-    if (ex.status() != 0) ops->finish(ex, trace);  // a deferred answer is logged by its job
-}
-
-void App::Impl::route_request(engine::Exchange& ex, Trace& trace) {
-    const auto& head = ex.head();
-    if (head.method == HttpMethod::Options && head.path == "*") {
-        Response res(200);
-        res.header("Allow", allow_list(~app::MethodSet(0)));
-        return ex.respond(app::view_of(res));
-    }
-    auto match = router.find(head.method, head.path);
-    if (match.kind == app::Router::Match::NotFound) return ex.respond_simple(404, "Not Found\n");
-    if (match.kind == app::Router::Match::MethodNotAllowed) {
-        std::string allow = "Allow: " + allow_list(match.allowed) + "\r\n";
-        if (head.method == HttpMethod::Options) return ex.respond_simple(204, {}, allow);
-        return ex.respond_simple(405, "Method Not Allowed\n", allow);
-    }
-    trace.route = match.route;
-    const RouteEntry& route = routes[match.route];
-    if (route.offload) return run_offloaded(route, ex, match.params, trace);
-    if (route.coroutine)
-        return app::run_coroutine(route.coroutine, ex, match.params, trace, async_answers);
-    if (route.async_reply)
-        return app::run_async_reply(route.async_reply, ex,
-                                    Request(head, ex.body(), match.params, &ex), trace,
-                                    async_answers, loops->at(ex.loop_index()));
-
-    Request req(head, ex.body(), match.params, &ex);
-    Response res;
-    try {
-        if (route.offload_when && route.offload_when(req))
-            return run_offloaded(route, ex, match.params, trace);
-        route.handler(req, res);
-    } catch (const std::exception& e) {
-        ops->handler_threw(ex.loop_index(), head.path, e.what());
-        return ex.respond_simple(500, "Internal Server Error\n");
-    } catch (...) {  // not a std::exception: still only this request fails
-        ops->handler_threw(ex.loop_index(), head.path, nullptr);
-        return ex.respond_simple(500, "Internal Server Error\n");
-    }
-    if (route.files && res.status() == 404) {
-        // No such file, but routes serve this path with other methods: 405 says more.
-        auto other = routes_only.find(head.method, head.path);
-        if (other.kind == app::Router::Match::MethodNotAllowed)
-            return ex.respond_simple(405, "Method Not Allowed\n",
-                                     "Allow: " + allow_list(other.allowed) + "\r\n");
-    }
-    ex.respond(app::view_of(res));
-}
-
-void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex,
-                              const app::RouteParams& params, Trace& trace) {
-    // The worker needs bytes of its own: the connection's buffer moves on without it.
-    struct Job {
-        Request request;
-        engine::Deferred reply;
-        const Handler* handler;
-        Trace trace;
-        app::Operations* ops;
-    };
-    ops->resolve_client(ex, trace);
-    auto job = std::make_shared<Job>(Job{Request(ex.head(), ex.body(), params, &ex).detach(),
-                                         ex.defer(), &route.handler, trace, ops.get()});
-    bool queued = pool->try_submit([job] {
-        Response res;
-        try {
-            (*job->handler)(job->request, res);
-        } catch (const std::exception& e) {
-            job->ops->handler_threw(Request::kNoLoop, job->request.path(), e.what());
-            res = Response(500);
-            res.text("Internal Server Error\n");
-        } catch (...) {  // not a std::exception: still only this request fails
-            job->ops->handler_threw(Request::kNoLoop, job->request.path(), nullptr);
-            res = Response(500);
-            res.text("Internal Server Error\n");
-        }
-        job->ops->finish_offloaded(job->request, job->trace, res);
-        job->reply.complete(app::reply_of(std::move(res)));
-    });
-    if (!queued) {
-        Response busy(503);
-        busy.text("Service Unavailable: the worker pool's queue is full\n");
-        busy.header("Retry-After", std::to_string(options.retry_after_s));
-        ops->count_pool_rejected();
-        ops->finish_offloaded(job->request, job->trace, busy);
-        job->reply.complete(app::reply_of(std::move(busy)));
-    }
-}
-
-App::Route App::add_coroutine(Method method, std::string_view pattern, CoroutineHandler handler) {
-    Route r = route(method, pattern, Handler());
-    impl_->routes[r.id_].coroutine = std::move(handler);
-    return r;
-}
-
-App::Route App::add_async_reply(Method method, std::string_view pattern,
-                                AsyncReplyHandler handler) {
-    Route r = route(method, pattern, Handler());
-    impl_->routes[r.id_].async_reply = std::move(handler);
-    return r;
-}
-
-EventLoop& App::loop(unsigned i) {
-    if (!impl_->loops) throw std::logic_error("the app is not running");
-    return impl_->loops->at(i);
-}
-
-unsigned App::loops() const {
-    return impl_->loops ? unsigned(impl_->loops->size()) : 0;
-}
 
 App::Route& App::Route::offload(bool on) {
     const auto& r = app_.impl_->routes[id_];
@@ -220,6 +42,45 @@ App::Route App::route(Method method, std::string_view pattern, Handler handler) 
     impl_->routes.push_back({std::move(handler), false, nullptr});
     impl_->labels.push_back({std::string(method_name(method)), std::string(pattern)});
     return Route(*this, id);
+}
+
+App::Route App::add_coroutine(Method method, std::string_view pattern, CoroutineHandler handler) {
+    Route r = route(method, pattern, Handler());
+    impl_->routes[r.id_].coroutine = std::move(handler);
+    return r;
+}
+
+App::Route App::add_async_reply(Method method, std::string_view pattern,
+                                AsyncReplyHandler handler) {
+    Route r = route(method, pattern, Handler());
+    impl_->routes[r.id_].async_reply = std::move(handler);
+    return r;
+}
+
+EventLoop& App::loop(unsigned i) {
+    if (!impl_->loops) throw std::logic_error("the app is not running");
+    return impl_->loops->at(i);
+}
+
+unsigned App::loops() const {
+    return impl_->loops ? unsigned(impl_->loops->size()) : 0;
+}
+
+App& App::use(std::shared_ptr<Middleware> middleware) {
+    return use("", std::move(middleware));
+}
+
+App& App::use(std::string_view prefix, std::shared_ptr<Middleware> middleware) {
+    if (impl_->server) throw std::logic_error("middleware must be added before the server starts");
+    impl_->middleware.add(prefix, std::move(middleware));
+    return *this;
+}
+
+App& App::on_error(ErrorHandler handler) {
+    if (impl_->server)
+        throw std::logic_error("the error handler must be set before the server starts");
+    impl_->error_handler = std::move(handler);
+    return *this;
 }
 
 StaticFiles& App::serve_static(std::string_view mount, std::string root, StaticOptions options) {
@@ -275,7 +136,7 @@ uint16_t App::start(const RunOptions& options) {
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(app::server_config(options), *impl_);
     for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
-    std::vector<net::Loop*> loops;
+    std::vector<net::Loop*> loops;  // rivet::EventLoop::current() finds them from now on
     for (unsigned i = 0; i < impl_->server->threads(); ++i)
         loops.push_back(&impl_->server->loop(i));
     impl_->loops = std::make_unique<app::EventLoops>(std::move(loops), impl_->pool.get(),
@@ -322,7 +183,6 @@ void App::start_operations(const RunOptions& options) {
             }
             return s;
         });
-    impl_->ops_ptr = impl_->ops.get();
     if (options.ops.admin.admin_port != 0) {
         engine::ServerConfig admin;
         admin.host = options.ops.admin.admin_host;

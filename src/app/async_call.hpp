@@ -14,6 +14,7 @@
 #include <rivet/response.hpp>
 #include <rivet/task.hpp>
 
+#include "app/middleware_chain.hpp"
 #include "app/operations.hpp"
 #include "app/router.hpp"
 #include "engine/exchange.hpp"
@@ -26,11 +27,21 @@ using AsyncReplyHandler = std::function<void(Request&, AsyncReply)>;
 // What an asynchronous handler's run keeps while it waits.
 struct AsyncCall {
     std::optional<Request> request;    // detached (owns its bytes) once the handler waits
-    std::optional<Response> response;  // made with the request, gone when it is answered
+    std::optional<Response> response;  // middleware's before() may have set fields already
+    // The request's middleware: the caller's slice while it runs, a copy once it waits.
+    MiddlewareChain::Slice* slice = nullptr;
+    MiddlewareChain::Slice own_slice;
+    size_t kept_fields = 0;  // fields of `response` set before the handler (App::Impl::Call)
     Operations::Trace trace;
     engine::Deferred later;    // the answer's place, taken when the handler first waits
     std::exception_ptr error;  // what the handler threw, if it did
     unsigned loop = 0;
+
+    void keep_slice() {
+        if (slice == &own_slice) return;
+        own_slice = *slice;
+        slice = &own_slice;
+    }
 };
 
 // App's part, on the request's loop: the answer of a finished handler (`now`: still inside
@@ -39,21 +50,27 @@ class AsyncAnswers {
 public:
     virtual void answer(AsyncCall& call, engine::Exchange* now) = 0;
     virtual void cancelled(AsyncCall& call) = 0;
+    // The handler waits: the last moment the connection is at hand (the access log's client).
+    virtual void waiting(AsyncCall& call, engine::Exchange& ex) = 0;
 
 protected:
     ~AsyncAnswers() = default;
 };
 
 // Runs a coroutine handler on this loop. A handler that ends without waiting is answered
-// before this returns, with no allocation beyond its frame (call objects are recycled per
-// thread); one that waits answers through a Deferred, or is destroyed when its client goes.
-// The Request is made in place from the route's match: a Request is never moved on this path.
-void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, const RouteParams& params,
+// before this returns, with no allocation beyond its frame (call objects and frames are recycled
+// per thread); one that waits answers through a Deferred, or is destroyed when its client goes.
+// `req` and `res` (after before()) move into the call, whose place the handler's references
+// then name for its whole run.
+void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, Request&& req,
+                   Response&& res, MiddlewareChain::Slice& slice, size_t kept_fields,
                    const Operations::Trace& trace, AsyncAnswers& answers);
 
 // Runs a callback-form handler: it gets a detached request and an AsyncReply to send from
-// any thread; the answer always comes through a Deferred.
-void run_async_reply(const AsyncReplyHandler& handler, engine::Exchange& ex, Request&& req,
+// any thread; the answer always comes through a Deferred. Fields that before() set on `res`
+// are added to the response sent.
+void run_async_reply(const AsyncReplyHandler& handler, engine::Exchange& ex, const Request& req,
+                     Response&& res, MiddlewareChain::Slice& slice, size_t kept_fields,
                      const Operations::Trace& trace, AsyncAnswers& answers, EventLoop& loop);
 
 }  // namespace rivet::app

@@ -23,7 +23,14 @@ struct AsyncReply::State : app::AsyncCall {
     // Runs on the loop: the answer, a dropped reply's 500 or the handler's exception.
     static void answer_on_loop(std::shared_ptr<State> s, std::optional<Response> res) {
         s->event_loop->post([s = std::move(s), r = std::move(res)]() mutable {
-            if (r && !s->error) s->response.emplace(std::move(*r));
+            if (r && !s->error) {
+                // The response sent replaces the one before() worked on, whose fields it gets.
+                Response before = std::move(*s->response);
+                s->response.emplace(std::move(*r));
+                for (size_t i = 0; i < s->kept_fields && i < before.headers().size(); ++i)
+                    s->response->header(before.headers()[i].first, before.headers()[i].second);
+                s->kept_fields = 0;
+            }
             s->answers->answer(*s, nullptr);
         });
     }
@@ -97,14 +104,20 @@ const Request& AsyncReply::request() const {
 
 namespace app {
 
-void run_async_reply(const AsyncReplyHandler& handler, engine::Exchange& ex, Request&& req,
+void run_async_reply(const AsyncReplyHandler& handler, engine::Exchange& ex, const Request& req,
+                     Response&& res, MiddlewareChain::Slice& slice, size_t kept_fields,
                      const Operations::Trace& trace, AsyncAnswers& answers, EventLoop& loop) {
     auto state = std::make_shared<AsyncReply::State>();
     state->request.emplace(req.detach());
+    state->response.emplace(std::move(res));
+    state->slice = &slice;
+    state->keep_slice();
+    state->kept_fields = kept_fields;
     state->trace = trace;
     state->event_loop = &loop;
     state->answers = &answers;
     state->loop = ex.loop_index();
+    answers.waiting(*state, ex);
     state->later = ex.defer();
     std::weak_ptr<AsyncReply::State> weak = state;
     state->later.on_cancel([weak] {

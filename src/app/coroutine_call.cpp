@@ -50,6 +50,7 @@ public:
         }
         on_suspend();  // an awaitable of another library did not say so: copy the request now
         stage_ = Stage::Waiting;
+        answers.waiting(*this, ex);
         later = ex.defer();
         later.on_cancel([this] { cancel(); });
     }
@@ -59,6 +60,7 @@ public:
         // In place, so the handler's `Request&` stays valid; views into the connection's
         // buffer die with this dispatch.
         request = request->detach();
+        keep_slice();
         detached_ = true;
     }
 
@@ -135,11 +137,14 @@ void release(CoroutineCall* call) {
 
 }  // namespace
 
-void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, const RouteParams& params,
+void run_coroutine(const CoroutineHandler& handler, engine::Exchange& ex, Request&& req,
+                   Response&& res, MiddlewareChain::Slice& slice, size_t kept_fields,
                    const Operations::Trace& trace, AsyncAnswers& answers) {
     CoroutineCall* call = take();
-    call->request.emplace(ex.head(), ex.body(), params, &ex);
-    call->response.emplace();
+    call->request.emplace(std::move(req));
+    call->response.emplace(std::move(res));
+    call->slice = &slice;
+    call->kept_fields = kept_fields;
     call->trace = trace;
     call->loop = ex.loop_index();
     call->start(handler, ex, answers);

@@ -148,7 +148,8 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
     return false;
 }
 
-bool Operations::intercept(engine::Exchange& ex, Trace& trace) {
+Operations::Verdict Operations::intercept(engine::Exchange& ex, Trace& trace,
+                                          unsigned& retry_after_s) {
     const Settings& s = settings();
     trace.route = first_pseudo_ + kUnrouted;
     // The admin endpoints, unless they have a listener of their own. A cheap first look: all of
@@ -156,19 +157,17 @@ bool Operations::intercept(engine::Exchange& ex, Trace& trace) {
     std::string_view path = ex.head().path;
     if (s.options.admin.admin_port == 0 && path.size() >= 7 &&
         (path[1] == 'm' || path[1] == 's' || path[1] == 'h') && serve_admin(ex, trace))
-        return true;
+        return Verdict::Answered;
     const auto& rl = s.options.rate_limit;
-    if (!rl.enabled) return false;
+    if (!rl.enabled) return Verdict::Pass;
     trace.client = client_of(ex, s);
     trace.have_client = true;
-    if (s.allow.contains(trace.client)) return false;
+    if (s.allow.contains(trace.client)) return Verdict::Pass;
     auto verdict = limiter_.check(trace.client, trace.start_ns, rl.requests_per_second, rl.burst);
-    if (verdict.allowed) return false;
+    if (verdict.allowed) return Verdict::Pass;
     metrics_.count_rate_limited(ex.loop_index());
-    char extra[48];
-    int n = std::snprintf(extra, sizeof extra, "Retry-After: %u\r\n", verdict.retry_after_s);
-    ex.respond_simple(429, "Too Many Requests\n", std::string_view(extra, size_t(n)));
-    return true;
+    retry_after_s = verdict.retry_after_s;
+    return Verdict::RateLimited;
 }
 
 void Operations::finish(engine::Exchange& ex, const Trace& trace) {

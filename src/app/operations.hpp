@@ -53,9 +53,11 @@ public:
                             .count());
     }
 
-    // On the loop, before routing: the admin endpoints (when served on the main port) and the
-    // rate limit. True when it answered the request itself.
-    bool intercept(engine::Exchange& ex, Trace& trace);
+    // On the loop, before routing: the admin endpoints (when served on the main port, answered
+    // here) and the rate limit (a refused request is answered by the caller, 429 with
+    // Retry-After: `retry_after_s`, so that its middleware sees it).
+    enum class Verdict : uint8_t { Pass, Answered, RateLimited };
+    Verdict intercept(engine::Exchange& ex, Trace& trace, unsigned& retry_after_s);
     // On the loop, after an answer given there (ex.status() != 0).
     void finish(engine::Exchange& ex, const Trace& trace);
     // From any thread, for an offloaded request, once its response exists.

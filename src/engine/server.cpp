@@ -39,6 +39,10 @@ void Server::drain() {
     for (auto& t : threads_) t->begin_drain();
 }
 
+void Server::post(unsigned loop, std::function<void()> task) {
+    threads_.at(loop)->loop().post(std::move(task));
+}
+
 void Server::reconfigure(const ServerConfig& config) {
     for (auto& t : threads_) t->reconfigure(config);
 }

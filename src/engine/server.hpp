@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,10 @@ public:
     void start();  // the loops run on their own threads
     void wait();   // until every loop has ended (after drain())
     void drain();  // graceful stop, from any thread (signal handlers: use a self-pipe instead)
+
+    // Runs `task` on loop `loop` (0 .. threads-1), from any thread; dropped unrun once the loops
+    // have ended.
+    void post(unsigned loop, std::function<void()> task);
 
     ServerStats stats() const;
     // Loop `i`'s event loop, for the services above (post, timers, watches).

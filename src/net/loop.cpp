@@ -77,6 +77,17 @@ Loop::Loop() : timers_(core::monotonic_ms()), fine_timers_(timers_.now(), 1, 102
 Loop::~Loop() {
     for (auto& [id, t] : callback_timers_) fine_timers_.cancel(*t);
     for (auto& [id, w] : watches_) remove(w->fd);
+    // Tasks posted after the loop stopped are dropped unrun. Destroying one may post again (a
+    // deferred answer that was never completed answers 500 by posting): each round takes the
+    // inbox out of the lock first, so that post() finds a valid, unlocked inbox.
+    for (;;) {
+        std::vector<Task> left;
+        {
+            std::lock_guard lock(inbox_mutex_);
+            left.swap(inbox_);
+        }
+        if (left.empty()) break;
+    }
     if (wakefd_ >= 0) close(wakefd_);
     if (epfd_ >= 0) close(epfd_);
 }

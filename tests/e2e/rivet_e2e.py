@@ -56,7 +56,11 @@ def raise_nofile(n: int) -> None:
 class RivetServer:
     """The real rivet binary on an ephemeral port of 127.0.0.1."""
 
-    def __init__(self, workdir: Path, args=(), nofile: int | None = None, root: Path = PUBLIC):
+    def __init__(self, workdir: Path, args=(), nofile: int | None = None, root: Path = PUBLIC,
+                 command: list | None = None):
+        """`command`: another program built on rivet (an example) instead of the rivet binary,
+        started as given; it must listen on an ephemeral port and print the listening line."""
+        self.command = [str(c) for c in command] if command else None
         self.workdir = Path(workdir)
         self.args = [str(a) for a in args]
         self.nofile = nofile
@@ -75,17 +79,21 @@ class RivetServer:
     # -- lifecycle --
 
     def start(self, timeout: float = 10.0) -> "RivetServer":
-        if not BIN.exists():
-            raise RuntimeError(f"rivet binary not found at {BIN} (set RIVET_BIN)")
+        program = Path(self.command[0]) if self.command else BIN
+        if not program.exists():
+            raise RuntimeError(f"{program} not found (set RIVET_BIN to the build's rivet)")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.stdout_path = self.workdir / "rivet.stdout"
         self.stderr_path = self.workdir / "rivet.stderr"
         out = open(self.stdout_path, "wb")
         err = open(self.stderr_path, "wb")
-        cmd = [str(BIN), "--port", "0", "--bind", self.host]
-        if self.root is not None:
-            cmd += ["--root", str(self.root)]
-        cmd += self.args
+        if self.command:
+            cmd = self.command
+        else:
+            cmd = [str(BIN), "--port", "0", "--bind", self.host]
+            if self.root is not None:
+                cmd += ["--root", str(self.root)]
+            cmd += self.args
         nofile = self.nofile
 
         def preexec():
@@ -105,7 +113,7 @@ class RivetServer:
                 self.port = int(m["port"])
                 self.threads = int(m["threads"])
                 self.workers = int(m["workers"])
-                assert m["host"] == self.host
+                assert m["host"] == self.host or (self.command and m["host"] == "0.0.0.0")
                 return self
             if self.proc.poll() is not None:
                 raise RuntimeError(f"rivet exited with {self.proc.returncode} before listening:\n"

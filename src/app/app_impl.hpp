@@ -1,0 +1,86 @@
+// App::Impl: what an App holds (routes, middleware, the running server) and how it serves a
+// request. Registration and start/stop are in app.cpp; serving in app_serve.cpp.
+#pragma once
+
+#include <rivet/app.hpp>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "app/async_call.hpp"
+#include "app/loop_services.hpp"
+#include "app/middleware_chain.hpp"
+#include "app/operations.hpp"
+#include "app/router.hpp"
+#include "app/worker_pool.hpp"
+#include "engine/exchange.hpp"
+#include "engine/server.hpp"
+
+namespace rivet {
+
+struct App::Impl final : engine::Application, app::AsyncAnswers {
+    struct RouteEntry {
+        Handler handler;
+        bool offload = false;
+        std::function<bool(const Request&)> offload_when;
+        StaticFiles* files = nullptr;  // a static mount's route
+        CoroutineHandler coroutine;    // or a handler that waits (app/async_call.hpp)
+        AsyncReplyHandler async_reply;
+    };
+
+    using Trace = app::Operations::Trace;
+
+    // One request between its middleware's before() and after(), for the framework's code that
+    // answers it: inline on the loop, or later (offloaded) from a copy that lives on the heap.
+    struct Call {
+        Request& req;
+        Response& res;
+        app::MiddlewareChain::Slice& slice;
+        // Header fields of `res` set before the handler ran (by middleware): an error answer
+        // keeps them, and drops those of a handler that failed.
+        size_t kept_fields = 0;
+    };
+
+    app::Router router;
+    std::vector<RouteEntry> routes;
+    // The routes without the static mounts: tells a file's 404 that the path is a route's.
+    app::Router routes_only;
+    std::vector<std::unique_ptr<StaticFiles>> mounts;
+    bool adding_mount = false;
+    std::vector<app::RouteLabel> labels;  // by route id, for the metrics
+    app::MiddlewareChain middleware;
+    ErrorHandler error_handler;  // null: app::default_error_body
+    RunOptions options;
+    std::unique_ptr<app::WorkerPool> pool;
+    std::unique_ptr<engine::Server> server;
+    std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
+    std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
+    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
+
+    // --- app_serve.cpp ---
+    void serve(engine::Exchange& ex) override;
+    void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
+        ops->protocol_error(loop, peer, status);
+    }
+    void route_request(engine::Exchange& ex, Trace& trace, bool rate_limited,
+                       unsigned retry_after_s);
+    // Routes and runs the handler after before(); false when the answer comes later (offload).
+    bool run_route(engine::Exchange& ex, Call& call, app::Router::Match& match, Trace& trace);
+    void run_offloaded(const RouteEntry& route, engine::Exchange& ex, Call& call, Trace& trace);
+    // A coroutine or AsyncReply handler; false when the answer comes later (or went already).
+    bool run_waiting(const RouteEntry& route, engine::Exchange& ex, Call& call, Trace& trace);
+    // app::AsyncAnswers (app_async.cpp): a waiting handler's end, through the same error
+    // answer and after() as any; and the count of those whose client went away.
+    void answer(app::AsyncCall& call, engine::Exchange* now) override;
+    void cancelled(app::AsyncCall& call) override;
+    void waiting(app::AsyncCall& call, engine::Exchange& ex) override;
+    // Turns the exception being handled into the error answer of `call` (HttpError: its status,
+    // message and fields; anything else: logged, counted, 500). Call only inside a catch.
+    void answer_exception(Call& call, unsigned loop, bool from_handler);
+    void error(Call& call, int status, std::string_view message);
+    // after() of the request's middleware; one that throws turns the answer into an error.
+    void finish_middleware(Call& call, unsigned loop, bool all = false);
+};
+
+}  // namespace rivet

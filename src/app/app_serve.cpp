@@ -1,0 +1,208 @@
+// How the App answers a request: the operations' checks, the middleware's before(), routing, the
+// handler (inline or offloaded), error answers, the middleware's after(), then the engine.
+#include <exception>
+#include <string>
+
+#include "app/app_impl.hpp"
+#include "app/error_response.hpp"
+#include "app/server_options.hpp"
+
+namespace rivet {
+
+namespace {
+
+using HttpMethod = http::Method;  // the parser's; Method is the public one
+
+constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,   HttpMethod::Head,   HttpMethod::Post,
+                                      HttpMethod::Put,   HttpMethod::Delete, HttpMethod::Options,
+                                      HttpMethod::Patch, HttpMethod::Trace,  HttpMethod::Connect};
+
+std::string allow_list(app::MethodSet allowed) {
+    allowed |= app::method_bit(HttpMethod::Options);  // OPTIONS is answered for every known path
+    std::string out;
+    for (HttpMethod m : kAllMethods) {
+        if (!(allowed & app::method_bit(m))) continue;
+        if (!out.empty()) out += ", ";
+        out += http::method_name(m);
+    }
+    return out;
+}
+
+}  // namespace
+
+void App::Impl::serve(engine::Exchange& ex) {
+    Trace trace;
+    trace.start_ns = app::Operations::now_ns();
+    unsigned retry_after_s = 0;
+    auto verdict = ops->intercept(ex, trace, retry_after_s);
+    if (verdict != app::Operations::Verdict::Answered)
+        route_request(ex, trace, verdict == app::Operations::Verdict::RateLimited, retry_after_s);
+    if (ex.status() != 0) ops->finish(ex, trace);  // a deferred answer is logged when it is done
+}
+
+void App::Impl::route_request(engine::Exchange& ex, Trace& trace, bool rate_limited,
+                              unsigned retry_after_s) {
+    const auto& head = ex.head();
+    app::Router::Match match;  // routing fills its params, which `req` shows from then on
+    Request req(head, ex.body(), match.params, &ex);
+    Response res;
+    app::MiddlewareChain::Slice slice;
+    middleware.select(head.path, slice);
+    Call call{req, res, slice};
+    const unsigned loop = ex.loop_index();
+    if (rate_limited) {
+        // Refused before any before() ran; after() of every middleware of the path still sees it
+        // (a browser needs the CORS fields to read a 429).
+        error(call, 429, "Too Many Requests");
+        res.header("Retry-After", std::to_string(retry_after_s));
+        finish_middleware(call, loop, /*all=*/true);
+        return ex.respond(app::view_of(res));
+    }
+    bool in_handler = false;
+    try {
+        if (app::MiddlewareChain::run_before(slice, req, res)) {
+            call.kept_fields = res.headers().size();
+            in_handler = true;
+            if (!run_route(ex, call, match, trace)) return;  // answered later
+        }
+    } catch (...) {
+        answer_exception(call, loop, in_handler);
+    }
+    finish_middleware(call, loop);
+    ex.respond(app::view_of(res));
+}
+
+bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& match,
+                          Trace& trace) {
+    const auto& head = ex.head();
+    Response& res = call.res;
+    if (head.method == HttpMethod::Options && head.path == "*") {
+        res.header("Allow", allow_list(~app::MethodSet(0)));
+        return true;
+    }
+    match = router.find(head.method, head.path);
+    if (match.kind == app::Router::Match::NotFound) {
+        error(call, 404, "Not Found");
+        return true;
+    }
+    if (match.kind == app::Router::Match::MethodNotAllowed) {
+        std::string allow = allow_list(match.allowed);
+        if (head.method == HttpMethod::Options)
+            res.status(204);
+        else
+            error(call, 405, "Method Not Allowed");
+        res.header("Allow", allow);
+        return true;
+    }
+    trace.route = match.route;
+    const RouteEntry& route = routes[match.route];
+    if (route.coroutine || route.async_reply) return run_waiting(route, ex, call, trace);
+    if (route.offload || (route.offload_when && route.offload_when(call.req))) {
+        run_offloaded(route, ex, call, trace);
+        return false;
+    }
+    route.handler(call.req, res);
+    if (route.files && res.status() == 404) {
+        // No such file, but routes serve this path with other methods: 405 says more.
+        auto other = routes_only.find(head.method, head.path);
+        if (other.kind == app::Router::Match::MethodNotAllowed) {
+            error(call, 405, "Method Not Allowed");
+            res.header("Allow", allow_list(other.allowed));
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// An offloaded request from its handing to a worker until its answer is sent from the loop.
+struct Offloaded {
+    Request req;  // detached: the worker reads its own copy
+    Response res;
+    app::MiddlewareChain::Slice slice;
+    size_t kept_fields;
+    app::Operations::Trace trace;
+    engine::Deferred reply;
+    const Handler* handler;
+    unsigned loop;
+    std::exception_ptr failure;  // what the handler threw
+};
+
+}  // namespace
+
+void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex, Call& call,
+                              Trace& trace) {
+    ops->resolve_client(ex, trace);
+    auto job = std::make_shared<Offloaded>(
+        Offloaded{call.req.detach(), std::move(call.res), call.slice, call.kept_fields, trace,
+                  ex.defer(), &route.handler, ex.loop_index(), nullptr});
+    // On the loop again: error answer, after(), the log, then the engine sends it in order.
+    auto complete = [this](Offloaded& job) {
+        Call done{job.req, job.res, job.slice, job.kept_fields};
+        if (job.failure) {
+            try {
+                std::rethrow_exception(job.failure);
+            } catch (...) {
+                answer_exception(done, job.loop, true);
+            }
+        }
+        finish_middleware(done, job.loop);
+        ops->finish_offloaded(job.req, job.trace, job.res);
+        job.reply.complete(app::reply_of(std::move(job.res)));
+    };
+    bool queued = pool->try_submit([this, job, complete] {
+        try {
+            (*job->handler)(job->req, job->res);
+        } catch (...) {  // answered on the loop, where the error handler and after() run
+            job->failure = std::current_exception();
+        }
+        server->post(job->loop, [job, complete] { complete(*job); });
+    });
+    if (!queued) {
+        ops->count_pool_rejected();
+        Call busy{job->req, job->res, job->slice, job->kept_fields};
+        error(busy, 503, "Service Unavailable: the worker pool's queue is full");
+        job->res.header("Retry-After", std::to_string(options.retry_after_s));
+        complete(*job);
+    }
+}
+
+void App::Impl::answer_exception(Call& call, unsigned loop, bool from_handler) {
+    // What a failed before() or after() had set stays; a failed handler's fields go.
+    if (!from_handler) call.kept_fields = call.res.headers().size();
+    try {
+        throw;
+    } catch (const HttpError& e) {
+        error(call, e.status(), e.message());
+        for (const auto& [name, value] : e.headers()) {
+            try {
+                call.res.header(name, value);
+            } catch (const std::invalid_argument&) {
+                ops->handler_threw(loop, call.req.path(), "an HttpError with an invalid field");
+            }
+        }
+    } catch (const std::exception& e) {
+        ops->handler_threw(loop, call.req.path(), e.what());
+        error(call, 500, "Internal Server Error");
+    } catch (...) {  // not a std::exception: still only this request fails
+        ops->handler_threw(loop, call.req.path(), nullptr);
+        error(call, 500, "Internal Server Error");
+    }
+}
+
+void App::Impl::error(Call& call, int status, std::string_view message) {
+    app::make_error(call.res, call.kept_fields, status, message, error_handler, call.req);
+}
+
+void App::Impl::finish_middleware(Call& call, unsigned loop, bool all) {
+    auto& slice = call.slice;
+    for (size_t i = all ? slice.size : slice.ran; i-- > 0;) {
+        try {
+            slice.items[i]->after(call.req, call.res);
+        } catch (...) {  // the others still run: CORS must reach the error too
+            answer_exception(call, loop, false);
+        }
+    }
+}
+
+}  // namespace rivet
