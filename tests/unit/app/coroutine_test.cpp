@@ -330,3 +330,58 @@ TEST_F(CoroutineTest, EventLoopPostAndTimersFromOutside) {
 
 }  // namespace
 }  // namespace rivet::testing
+
+namespace rivet::testing {
+namespace {
+
+struct Who {
+    std::string name;
+};
+
+TEST_F(CoroutineTest, MiddlewareRunsAroundWaitingHandlersOnTheLoop) {
+    std::atomic<int> after_calls{0};
+    std::atomic<bool> after_on_loop{true};
+    app_.use(before([](Request& req, Response& res) {
+        req.context().set(Who{"ada"});
+        res.header("X-Before", "1");
+        return true;
+    }));
+    app_.use(after([&](const Request&, Response& res) {
+        if (EventLoop::current() == nullptr) after_on_loop = false;
+        ++after_calls;
+        res.header("X-After", std::to_string(res.status()));
+    }));
+    app_.get("/co", [](Request& req, Response& res) -> Task<> {
+        co_await sleep(5ms);
+        res.text("co " + req.context().get<Who>().name);  // the context survives the wait
+    });
+    app_.get("/co-fails", [](Request&, Response&) -> Task<> {
+        co_await sleep(5ms);
+        throw HttpError(418 + 100, "nope");
+    });
+    app_.get("/cb", [](Request& req, AsyncReply reply) {
+        std::string who = req.context().get<Who>().name;
+        std::thread([who, reply = std::move(reply)]() mutable {
+            reply.send(Response(201).text("cb " + who));
+        }).detach();
+    });
+    start(1);
+    auto co = fetch("/co");
+    EXPECT_EQ(body_of(co), "co ada");
+    EXPECT_NE(co.find("X-Before: 1\r\n"), std::string::npos) << co;
+    EXPECT_NE(co.find("X-After: 200\r\n"), std::string::npos) << co;
+    auto fails = fetch("/co-fails");
+    EXPECT_TRUE(fails.starts_with("HTTP/1.1 518")) << fails;
+    EXPECT_NE(fails.find("X-Before: 1\r\n"), std::string::npos) << fails;  // kept by the error
+    EXPECT_NE(fails.find("X-After: 518\r\n"), std::string::npos) << fails;
+    auto cb = fetch("/cb");
+    EXPECT_TRUE(cb.starts_with("HTTP/1.1 201")) << cb;
+    EXPECT_EQ(body_of(cb), "cb ada");
+    EXPECT_NE(cb.find("X-Before: 1\r\n"), std::string::npos) << cb;
+    EXPECT_NE(cb.find("X-After: 201\r\n"), std::string::npos) << cb;
+    EXPECT_EQ(after_calls.load(), 3);
+    EXPECT_TRUE(after_on_loop);
+}
+
+}  // namespace
+}  // namespace rivet::testing
