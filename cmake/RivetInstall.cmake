@@ -21,6 +21,17 @@ install(EXPORT rivetTargets
   NAMESPACE rivet::
   DESTINATION ${rivet_cmake_dir})
 
+# What a static librivet.a needs from its users' link (rivetConfig.cmake, rivet.pc): its
+# PRIVATE libraries. A shared librivet.so brings them itself.
+if(BUILD_SHARED_LIBS)
+  set(BUILD_SHARED_LIBS_BOOL TRUE)
+  set(rivet_pc_requires "")
+  set(rivet_pc_requires_private "zlib, libbrotlienc, libzstd")
+else()
+  set(BUILD_SHARED_LIBS_BOOL FALSE)
+  set(rivet_pc_requires ", zlib, libbrotlienc, libzstd")
+  set(rivet_pc_requires_private "")
+endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/rivetConfig.cmake.in
   ${PROJECT_BINARY_DIR}/rivetConfig.cmake
   INSTALL_DESTINATION ${rivet_cmake_dir})

@@ -11,6 +11,9 @@ declare -A need=(
   [pkg-config]=/usr/bin/pkg-config
   [nlohmann-json3-dev]=/usr/include/nlohmann/json.hpp
   [libgmp-dev]=/usr/include/x86_64-linux-gnu/gmp.h
+  [zlib1g-dev]=/usr/include/zlib.h
+  [libbrotli-dev]=/usr/include/brotli/encode.h
+  [libzstd-dev]=/usr/include/zstd.h
   [libgtest-dev]=/usr/include/gtest/gtest.h
   [clang]=/usr/bin/clang++
   [libclang-rt-14-dev]=/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
@@ -47,14 +50,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# Python test client: pytest (the e2e tests use only the standard library besides it and
-# prometheus_client).
-if ! python3 -c 'import pytest' >/dev/null 2>&1; then
-  echo "setup: installing pytest"
-  python3 -m pip install -q pytest
-fi
-# The /metrics tests read the exposition with Prometheus' own parser.
-if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
-  echo "setup: installing prometheus_client"
-  python3 -m pip install -q prometheus_client
-fi
+# Python modules of the tests, from PyPI: pytest; prometheus_client (the /metrics tests read the
+# exposition with Prometheus' own parser); brotli and zstandard (the compression tests decode
+# with the reference libraries' bindings; gzip is in the standard library).
+for module in pytest prometheus_client brotli zstandard; do
+  if ! python3 -c "import $module" >/dev/null 2>&1; then
+    echo "setup: installing $module"
+    python3 -m pip install -q "$module"
+  fi
+done

@@ -19,6 +19,11 @@ struct Limits {
     uint32_t max_requests_per_connection = 0;  // 0: unlimited
     size_t max_pipelined = 64;  // answers waiting in order on one connection before reading pauses
     size_t output_high_water = 1 << 20;  // unsent bytes on one connection past which reading pauses
+
+    // The whole server: bytes held for buffered request bodies that are still arriving, over all
+    // connections. Past it, such connections stop being read until bytes are freed (nothing is
+    // refused); a body alone is always read, whatever its size.
+    uint64_t max_buffered_bodies = 256 * 1024 * 1024;
 };
 
 // In milliseconds. A timeout that runs out closes the connection without an answer, as nginx does.

@@ -68,6 +68,9 @@ public:
     Response& header(std::string_view name, std::string_view value);
     const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
     std::string_view header(std::string_view name) const;  // first match, "" if none
+    // Removes every field named `name` (case-insensitive) that header() added; for middleware
+    // that rewrites a field (set it again with header()).
+    Response& remove_header(std::string_view name);
 
     // A body sent from a file with sendfile(2) (Content-Length = range.length); the I/O loop
     // sends it in bounded pieces as the socket takes them, never blocking on it.

@@ -4,6 +4,7 @@
 #include <rivet/app.hpp>
 #include <rivet/async.hpp>
 #include <rivet/async_reply.hpp>
+#include <rivet/compression.hpp>
 #include <rivet/context.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/http_error.hpp>

@@ -91,6 +91,11 @@ std::string_view Response::header(std::string_view name) const {
     return {};
 }
 
+Response& Response::remove_header(std::string_view name) {
+    std::erase_if(headers_, [name](const auto& field) { return http::iequals(field.first, name); });
+    return *this;
+}
+
 OpenFile::~OpenFile() {
     if (fd_ >= 0) ::close(fd_);
 }

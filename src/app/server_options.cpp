@@ -12,9 +12,9 @@ engine::ServerConfig server_config(const RunOptions& o) {
     c.port = o.port;
     c.threads = o.threads;
     const rivet::Limits& l = o.limits;
-    c.limits = {l.max_request_line, l.max_header_bytes, l.max_headers,
-                l.max_body,         l.max_connections,  l.max_requests_per_connection,
-                l.max_pipelined,    l.output_high_water};
+    c.limits = {l.max_request_line, l.max_header_bytes,  l.max_headers,
+                l.max_body,         l.max_connections,   l.max_requests_per_connection,
+                l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
     const rivet::Timeouts& t = o.timeouts;
     c.timeouts = {t.header_ms, t.body_ms, t.idle_ms, t.write_ms, t.linger_ms, t.drain_ms};
     return c;

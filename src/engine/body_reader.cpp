@@ -26,8 +26,8 @@ BodyReader::Status BodyReader::read(std::string_view after_head) {
     raw_fed_ += fed.consumed;
     // The raw bytes stay buffered until the body is complete; extensions and tiny chunks must
     // not let them outgrow the body limit by much.
-    if (raw_fed_ > 2 * max_body_ + 64 * 1024)
-        return fail(413, "chunked framing too large for the body limit");
+    const uint64_t slack = max_body_ > UINT64_MAX / 4 ? UINT64_MAX : 2 * max_body_ + 64 * 1024;
+    if (raw_fed_ > slack) return fail(413, "chunked framing too large for the body limit");
     if (fed.kind == http::ChunkedDecoder::Result::NeedMore) return Status::NeedMore;
     body_ = decoded_;
     consumed_ = raw_fed_;

@@ -61,24 +61,17 @@ bool Connection::idle() const {
     return in_.empty() && out_.empty() && !owes();
 }
 
-Connection::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes,
-                                           uint64_t max_body)
-    : head(h), fields(h.headers.begin(), h.headers.end()), head_bytes(bytes), reader(h, max_body) {
+Connection::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes, BodyReader&& r)
+    : head(h), fields(h.headers.begin(), h.headers.end()), head_bytes(bytes), reader(std::move(r)) {
     head.headers = fields;
 }
 
+Connection::BodyInProgress::~BodyInProgress() {
+    if (budget) budget->give_back(wanted);
+}
+
 void Connection::BodyInProgress::rebase(const char* from, size_t len, const char* to) {
-    auto move = [&](std::string_view& v) {
-        // Views outside the moved bytes (the parser's literal "/" for an empty path) stay.
-        if (!v.empty() && v.data() >= from && v.data() < from + len)
-            v = {to + (v.data() - from), v.size()};
-    };
-    for (auto* v : {&head.method_name, &head.target, &head.path, &head.query, &head.authority})
-        move(*v);
-    for (auto& f : fields) {
-        move(f.name);
-        move(f.value);
-    }
+    rebase_head(head, fields, from, len, to);
 }
 
 // ---- reading ----
@@ -96,7 +89,11 @@ void Connection::on_io(uint32_t events) {
 
 void Connection::on_readable() {
     if (phase_ == Phase::Lingering) return drop_input();
-    if (phase_ != Phase::Head && phase_ != Phase::Body) return;  // not reading now
+    if (phase_ == Phase::Stream && (!upload_->waiting || !in_.empty())) {
+        // Nobody asks for the body (the socket waits), or a piece is still buffered.
+        return kicked();
+    }
+    if (phase_ != Phase::Head && phase_ != Phase::Body && phase_ != Phase::Stream) return;
     // What the read below learns about the socket holds only until this call returns.
     struct Forget {
         bool& drained;
@@ -107,7 +104,7 @@ void Connection::on_readable() {
     // so the common case (a request split across two reads) costs one small copy and leaves the
     // connection without a buffer of its own. A body in progress, or a long head, grows in_.
     const size_t have = in_.size();
-    const bool shared = phase_ == Phase::Head && have <= kTailToShared;
+    const bool shared = phase_ != Phase::Body && have <= kTailToShared;
     char* buf;
     size_t room;
     if (shared) {
@@ -164,7 +161,17 @@ void Connection::on_peer_eof() {
 // Serves what `data` holds: the rest of the body in progress, then every complete request after
 // it. Returns the bytes used; the rest is an unfinished request (or input that will not be read).
 size_t Connection::serve_input(const char* data, size_t len) {
-    size_t pos = phase_ == Phase::Body ? finish_body(data, len) : 0;
+    struct Serving {
+        bool& flag;
+        bool before;
+        ~Serving() { flag = before; }
+    } serving{serving_, serving_};
+    serving_ = true;
+    size_t pos = 0;
+    if (phase_ == Phase::Body)
+        pos = finish_body(data, len);
+    else if (phase_ == Phase::Stream)
+        pos = feed_upload(data, len);
     while (pos < len && phase_ == Phase::Head) {
         if (should_pause()) {
             phase_ = Phase::Paused;  // after_flush resumes with what is left in in_
@@ -180,37 +187,71 @@ size_t Connection::serve_input(const char* data, size_t len) {
             break;
         }
         const size_t hb = r.head_bytes;
-        if (head.framing == http::BodyFraming::None) {
+        BodyPlan plan{owner_.config().limits.max_body, BodyPlan::Mode::Buffered, nullptr};
+        owner_.app().plan_body(head, plan);
+        if (head.framing == http::BodyFraming::ContentLength && head.content_length > plan.limit) {
+            fail(413, "content too large", &head);  // before reading any of it
+            break;
+        }
+        if (plan.mode == BodyPlan::Mode::Streamed) {
+            start_upload(head, {data + pos, hb}, plan);
             pos += hb;
-            dispatch(head, {});
+            if (phase_ == Phase::Stream) pos += feed_upload(data + pos, len - pos);
             continue;
         }
-        BodyReader reader(head, owner_.config().limits.max_body);
+        if (head.framing == http::BodyFraming::None) {
+            pos += hb;
+            dispatch(head, {}, plan.tag);
+            continue;
+        }
+        BodyReader reader(head, plan.limit);
         auto status = reader.read({data + pos + hb, len - pos - hb});
         if (status == BodyReader::Status::Error) {
-            fail(reader.error_status(), reader.error_reason());
+            fail(reader.error_status(), reader.error_reason(), &head);
             break;
         }
         if (status == BodyReader::Status::NeedMore) {
-            begin_body(head, hb, std::move(reader));  // the head stays where it is, at pos
+            begin_body(head, hb, std::move(reader), plan);  // the head stays where it is, at pos
             break;
         }
         pos += hb + reader.consumed();
-        dispatch(head, reader.body());
+        dispatch(head, reader.body(), plan.tag);
     }
     return pos;
 }
 
-void Connection::begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader) {
-    body_ = std::make_unique<BodyInProgress>(head, head_bytes, owner_.config().limits.max_body);
-    body_->reader = std::move(reader);
-    phase_ = Phase::Body;
+void Connection::begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader,
+                            const BodyPlan& plan) {
+    body_ = std::make_unique<BodyInProgress>(head, head_bytes, std::move(reader));
+    body_->tag = plan.tag;
+    body_->wanted =
+        head.framing == http::BodyFraming::ContentLength ? head.content_length : plan.limit;
+    if (reserve_body()) {
+        phase_ = Phase::Body;
+    } else {
+        phase_ = Phase::BodyWait;  // no 100 Continue yet: the client may as well wait
+        owner_.wait_for_budget(*this);
+    }
     if (!head.expect_continue) return;
     // An interim answer must not overtake the answers before it.
-    if (owes())
+    if (owes() || phase_ == Phase::BodyWait)
         body_->continue_owed = true;
     else
         send_continue();
+}
+
+bool Connection::reserve_body() {
+    if (!owner_.budget().try_take(body_->wanted)) return false;
+    body_->budget = &owner_.budget();
+    return true;
+}
+
+bool Connection::admit_waiting_body() {
+    if (phase_ != Phase::BodyWait) return true;  // closed, or no longer waiting
+    if (!reserve_body()) return false;
+    phase_ = Phase::Body;
+    flush();  // after_flush: the owed 100 Continue, reading, the body timer
+    return true;
 }
 
 // Phase::Body: `data` starts with the waiting head. Returns the bytes of the finished request,
@@ -224,10 +265,10 @@ size_t Connection::finish_body(const char* data, size_t len) {
     std::unique_ptr<BodyInProgress> done = std::move(body_);
     phase_ = Phase::Head;
     if (status == BodyReader::Status::Error) {
-        fail(done->reader.error_status(), done->reader.error_reason());
+        fail(done->reader.error_status(), done->reader.error_reason(), &done->head);
         return 0;
     }
-    dispatch(done->head, done->reader.body());
+    dispatch(done->head, done->reader.body(), done->tag);
     return hb + done->reader.consumed();
 }
 
@@ -249,13 +290,14 @@ void Connection::keep_unused(const char* data, size_t used, size_t len, bool hea
         in_.erase(0, used);
     }
     if (body_ && (!own || used > 0)) body_->rebase(data + used, len - used, in_.data());
-    if (head_restarts && phase_ != Phase::Body) head_started_ms_ = owner_.loop().now_ms();
+    if (head_restarts && phase_ == Phase::Head) head_started_ms_ = owner_.loop().now_ms();
 }
 
-void Connection::dispatch(const http::RequestHead& head, std::string_view body) {
+void Connection::dispatch(const http::RequestHead& head, std::string_view body, const void* tag,
+                          BodyStream* stream) {
     ++served_;
     LoopStats::bump(owner_.stats().requests);
-    Exchange exchange(*this, head, body);
+    Exchange exchange(*this, head, body, tag, stream);
     try {
         owner_.app().serve(exchange);
     } catch (...) {
@@ -266,18 +308,14 @@ void Connection::dispatch(const http::RequestHead& head, std::string_view body) 
     if (!exchange.answered()) exchange.respond_simple(500, "the handler sent no response\n");
 }
 
-void Connection::fail(int status, const char* reason) {
-    owner_.app().on_protocol_error(owner_.index(), peer_ip(), status);
-    std::string body = std::to_string(status) + " " + std::string(http::status_reason(status)) +
-                       ": " + reason + "\n";
-    answer({Answer::Kind::Simple, nullptr, status, body, {}}, http::Framing{false, false, 1});
-}
-
 // No more requests are read: an answer said "Connection: close", the request was refused, the
 // client finished, or the server drains.
 void Connection::end_reading() {
-    if (phase_ == Phase::Body) body_.reset();  // never while finish_body() uses it (see there)
-    if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::Paused)
+    // Never while finish_body() uses body_ (see there).
+    if (phase_ == Phase::Body || phase_ == Phase::BodyWait) body_.reset();
+    drop_upload("the request was answered before its body ended");
+    if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::BodyWait ||
+        phase_ == Phase::Stream || phase_ == Phase::Paused)
         phase_ = Phase::Closing;
 }
 
@@ -292,15 +330,18 @@ bool Connection::should_pause() const {
 // Buffered requests are not announced again by epoll: serve them when the reason to pause ends.
 void Connection::resume_reading() {
     phase_ = Phase::Head;
-    if (!in_.empty()) {
-        const size_t len = in_.size();
-        const size_t used = serve_input(in_.data(), len);
-        if (phase_ == Phase::Closed) return;
-        keep_unused(in_.data(), used, len, used > 0);
-        return flush();
-    }
+    if (!in_.empty()) return serve_buffered();
     update_interest();
     arm_timer();
+}
+
+// Serves what in_ holds (input read earlier), then flushes.
+void Connection::serve_buffered() {
+    const size_t len = in_.size();
+    const size_t used = serve_input(in_.data(), len);
+    if (phase_ == Phase::Closed) return;
+    keep_unused(in_.data(), used, len, used > 0);
+    flush();
 }
 
 }  // namespace rivet::engine

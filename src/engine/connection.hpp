@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/body_budget.hpp"
 #include "engine/body_reader.hpp"
+#include "engine/body_source.hpp"
 #include "engine/exchange.hpp"
 #include "engine/reply.hpp"
 #include "http/response_writer.hpp"
@@ -37,6 +39,9 @@ public:
     enum class Phase : uint8_t {
         Head,       // reading a request head (an idle keep-alive connection too)
         Body,       // the head is parsed, its body is arriving (body_)
+        BodyWait,   // as Body, but the server's body budget is spent: not reading until bytes
+                    // are given back (BodyBudget)
+        Stream,     // the head is dispatched, its body is read as the handler asks (upload_)
         Paused,     // between two requests: reading waits until enough owed answers have left
         Closing,    // no more requests: what is owed is sent, then the connection closes
         Lingering,  // all sent and our side shut: input is read and dropped until EOF or timeout
@@ -64,6 +69,16 @@ public:
     Deferred defer(const http::RequestHead& head);
     // Called by IoThread when a deferred response arrives.
     void complete(uint64_t sequence, Reply&& reply);
+    // Called by IoThread: the body budget may have room (BodyWait). False: still waiting.
+    bool admit_waiting_body();
+    // Called by IoThread for a kick posted by the connection itself: go on with buffered input.
+    void kicked();
+    // Called by BodySource (connection_stream.cpp): the handler asks for the next piece, or for
+    // one that is ready now (true: a piece, the end or an error is in `s`).
+    void upload_asked();
+    bool upload_take(BodyStream& s);
+    // Called by ErrorReply.
+    void answer_error(const ReplyView* reply, int status, std::string_view text, uint64_t slot);
 
     void close_now();        // immediately, whatever is pending; cancels owed deferred answers
     void close_when_idle();  // during a drain: after what is in flight
@@ -103,14 +118,18 @@ private:
     };
     // Phase::Body: a parsed head waiting for its body. The views point into in_.
     struct BodyInProgress {
-        BodyInProgress(const http::RequestHead& h, size_t bytes, uint64_t max_body);
+        BodyInProgress(const http::RequestHead& h, size_t bytes, BodyReader&& r);
+        ~BodyInProgress();
         void rebase(const char* from, size_t len, const char* to);  // in_'s bytes moved
 
         http::RequestHead head;
         std::vector<http::Header> fields;  // the loop's field storage serves other connections
         size_t head_bytes;
         BodyReader reader;
-        bool continue_owed = false;  // 100 Continue waits for earlier answers to leave
+        const void* tag = nullptr;     // BodyPlan::tag
+        uint64_t wanted = 0;           // what the body may grow to: its share of the BodyBudget
+        BodyBudget* budget = nullptr;  // set once `wanted` is reserved there
+        bool continue_owed = false;    // 100 Continue waits for earlier answers to leave
     };
 
     void on_io(uint32_t events) override;
@@ -121,10 +140,29 @@ private:
     void on_peer_eof();
     size_t serve_input(const char* data, size_t len);
     size_t finish_body(const char* data, size_t len);
-    void begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader);
+    void begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader,
+                    const BodyPlan& plan);
+    bool reserve_body();
     void keep_unused(const char* data, size_t used, size_t len, bool head_restarts);
-    void dispatch(const http::RequestHead& head, std::string_view body);
-    void fail(int status, const char* reason);
+    void dispatch(const http::RequestHead& head, std::string_view body, const void* tag = nullptr,
+                  BodyStream* stream = nullptr);
+    // Refuses a request: the application shapes the answer, the connection closes after it.
+    // `slot`: the streamed request's deferred answer that the refusal takes the place of.
+    void fail(int status, const char* reason, const http::RequestHead* head = nullptr,
+              uint64_t slot = 0);
+    void serve_buffered();
+
+    // Streamed bodies (connection_stream.cpp).
+    void start_upload(const http::RequestHead& head, std::string_view head_bytes,
+                      const BodyPlan& plan);
+    size_t feed_upload(const char* data, size_t len);
+    void end_upload();
+    void fail_upload();
+    void drop_upload(const char* reason);
+    bool upload_open_for(const http::RequestHead& head) const {
+        return upload_ && &upload_->head == &head;
+    }
+    bool answers_owed_before_upload() const;
     void end_reading();
     bool should_pause() const;
     void resume_reading();
@@ -163,6 +201,7 @@ private:
     size_t out_sent_ = 0;       // bytes at the front of out_ already sent
     http::HeadScan head_scan_;  // the unfinished head at the front of the input
     std::unique_ptr<BodyInProgress> body_;
+    std::shared_ptr<BodyStream> upload_;  // Phase::Stream: the body the handler pulls
     std::unique_ptr<Pending> pending_;
 
     uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
@@ -178,6 +217,7 @@ private:
     bool peer_eof_ = false;         // the client will send nothing more
     bool discarded_input_ = false;  // unread request bytes were dropped: closing must linger
     bool input_drained_ = false;    // while on_readable() runs: its read emptied the socket
+    bool serving_ = false;  // inside serve_input(): a handler asking for a piece waits for it
 };
 
 }  // namespace rivet::engine

@@ -28,12 +28,14 @@ http::Framing Connection::framing_for(const http::RequestHead& head, bool close_
 }
 
 void Connection::respond(const http::RequestHead& head, const ReplyView& reply) {
-    answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close));
+    // An answer before the streamed body ended: the rest of it is not read (the close lingers).
+    answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close || upload_open_for(head)));
 }
 
 void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
                                 std::string_view extra_fields) {
-    answer({Answer::Kind::Simple, nullptr, status, body, extra_fields}, framing_for(head, false));
+    answer({Answer::Kind::Simple, nullptr, status, body, extra_fields},
+           framing_for(head, upload_open_for(head)));
 }
 
 Deferred Connection::defer(const http::RequestHead& head) {
@@ -44,6 +46,7 @@ Deferred Connection::defer(const http::RequestHead& head) {
     d.sequence_ = answer({Answer::Kind::Later}, framing_for(head, false));
     d.state_ = std::make_shared<DeferredState>();
     pending_->slots.back().deferred = d.state_;
+    if (upload_open_for(head)) upload_->answer_slot = d.sequence_;
     return d;
 }
 
@@ -98,6 +101,55 @@ bool Connection::write_out(const ReplyView& reply, http::Framing framing) {
     return !framing.keep_alive;
 }
 
+void Connection::fail(int status, const char* reason, const http::RequestHead* head,
+                      uint64_t slot) {
+    auto& app = owner_.app();
+    app.on_protocol_error(owner_.index(), peer_ip(), status);
+    ErrorReply reply(*this, slot);
+    try {
+        app.answer_protocol_error({status, reason, head, owner_.index(), peer_ip()}, reply);
+    } catch (...) {
+        // the engine's own answer below
+    }
+    if (reply.answered()) return;
+    std::string body = std::to_string(status) + " " + std::string(http::status_reason(status)) +
+                       ": " + reason + "\n";
+    answer_error(nullptr, status, body, slot);
+}
+
+void ErrorReply::respond(const ReplyView& reply) {
+    if (answered_) return;
+    answered_ = true;
+    connection_.answer_error(&reply, reply.head.status, {}, slot_);
+}
+
+// A refusal's answer, always the connection's last: a new one, or in place of the streamed
+// request's deferred answer (which then finds its slot taken and is dropped).
+void Connection::answer_error(const ReplyView* reply, int status, std::string_view text,
+                              uint64_t slot) {
+    const http::Framing framing{false, false, 1};
+    if (slot && pending_) {
+        for (auto& s : pending_->slots) {
+            if (s.sequence != slot) continue;
+            s.ready = true;
+            s.framing = framing;
+            s.bytes.clear();
+            s.reply.reset();
+            if (reply)
+                s.reply = Reply::copy_of(*reply);
+            else
+                http::write_simple_response(s.bytes, status, text, framing, owner_.date_block());
+            end_reading();
+            release_ready_slots();
+            return;
+        }
+    }
+    if (reply)
+        answer({Answer::Kind::Full, reply}, framing);
+    else
+        answer({Answer::Kind::Simple, nullptr, status, text, {}}, framing);
+}
+
 void Connection::complete(uint64_t sequence, Reply&& reply) {
     // Lingering: everything that could still be sent has been (an answer that ended the
     // connection dropped the slots after it), so a late answer has nowhere to go.
@@ -122,6 +174,8 @@ void Connection::release_ready_slots() {
         p.slots.pop_front();
         http::Framing framing = slot.framing;
         if (owner_.draining() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
+        // The streamed request's answer, before its body ended: the rest is not read.
+        if (upload_ && slot.sequence == upload_->answer_slot) framing.keep_alive = false;
         bool ends;
         if (slot.reply) {
             ends = write_out(slot.reply->view(), framing);

@@ -111,8 +111,14 @@ void Connection::after_flush() {
     const bool done = out_.empty() && !owes();
     if (done && (phase_ == Phase::Closing || peer_eof_)) return begin_close();
     if (done && in_.empty() && owner_.draining()) return begin_close();
-    if (body_ && body_->continue_owed && !owes()) {
+    if (phase_ == Phase::Body && body_->continue_owed && !owes()) {
         body_->continue_owed = false;
+        send_continue();
+        return flush();
+    }
+    if (phase_ == Phase::Stream && upload_->continue_owed && upload_->waiting &&
+        !answers_owed_before_upload()) {
+        upload_->continue_owed = false;
         send_continue();
         return flush();
     }
@@ -126,6 +132,8 @@ void Connection::update_interest() {
     uint8_t want = 0;
     if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::Lingering)
         want |= net::kReadable;
+    // A streamed body is read only while its handler asks and nothing is buffered.
+    if (phase_ == Phase::Stream && upload_->waiting && in_.empty()) want |= net::kReadable;
     if (!out_.empty() || sending_body()) want |= net::kWritable;
     if (want != interest_) {
         interest_ = want;
@@ -144,6 +152,11 @@ void Connection::arm_timer() {
         uint64_t deadline = write_progress_ms_ + cfg.write_ms;
         return timers.schedule(*this, deadline > now ? deadline - now : 0);
     }
+    // Waiting for the body budget is the server's doing, and a streamed body not asked for is
+    // the handler's: the client is timed only while its body is wanted.
+    if (phase_ == Phase::BodyWait) return timers.cancel(*this);
+    if (phase_ == Phase::Stream)
+        return upload_->waiting ? timers.schedule(*this, cfg.body_ms) : timers.cancel(*this);
     if (owes()) return timers.cancel(*this);
     if (phase_ == Phase::Body) return timers.schedule(*this, cfg.body_ms);
     if (in_.empty() && served_ > 0) return timers.schedule(*this, cfg.idle_ms);  // may rest
@@ -177,6 +190,7 @@ void Connection::begin_close() {
     shutdown(fd_, SHUT_WR);
     phase_ = Phase::Lingering;
     body_.reset();
+    drop_upload("the connection closed");
     std::string().swap(in_);
     update_interest();
     arm_timer();
@@ -200,6 +214,8 @@ void Connection::close_now() {
     if (phase_ == Phase::Closed) return;
     phase_ = Phase::Closed;
     owner_.loop().timers().cancel(*this);
+    drop_upload("the connection closed");
+    body_.reset();  // gives back its share of the body budget now
     // No EPOLL_CTL_DEL: the socket is never duplicated, so closing it drops its registration.
     ::close(fd_);
     owner_.connection_closed(this);  // freed at the end of the turn: still ours below

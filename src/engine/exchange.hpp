@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/body_source.hpp"
 #include "engine/reply.hpp"
 #include "http/request_parser.hpp"
 
@@ -17,6 +18,18 @@ namespace rivet::engine {
 
 class Connection;
 class IoThread;
+
+// How one request's body is read: Application::plan_body fills it in after the head is parsed
+// and before any body byte is read.
+struct BodyPlan {
+    enum class Mode : uint8_t {
+        Buffered,  // the whole body is read first, then serve() sees it in Exchange::body()
+        Streamed,  // serve() runs right after the head; the body comes through Exchange::source()
+    };
+    uint64_t limit = 0;  // body bytes (decoded, for chunked); more: 413. Starts at max_body.
+    Mode mode = Mode::Buffered;
+    const void* tag = nullptr;  // the application's own, handed back by Exchange::plan_tag()
+};
 
 // A peer's address as raw bytes (AF_INET: the first 4), cheaper than peer_address()'s text.
 struct PeerIp {
@@ -74,11 +87,17 @@ private:
 
 class Exchange {
 public:
-    Exchange(Connection& connection, const http::RequestHead& head, std::string_view body)
-        : connection_(connection), head_(head), body_(body) {}
+    Exchange(Connection& connection, const http::RequestHead& head, std::string_view body,
+             const void* tag = nullptr, BodyStream* stream = nullptr)
+        : connection_(connection), head_(head), body_(body), tag_(tag), stream_(stream) {}
 
     const http::RequestHead& head() const { return head_; }
-    std::string_view body() const { return body_; }
+    std::string_view body() const { return body_; }  // a buffered body (empty when streamed)
+    bool streamed() const { return stream_ != nullptr; }
+    // The streamed body (BodyPlan::Mode::Streamed); an empty source otherwise. The source may be
+    // kept after serve() returns (an answer made later reads it on the loop's thread).
+    BodySource source() const { return BodySource(stream_); }
+    const void* plan_tag() const { return tag_; }  // BodyPlan::tag as plan_body left it
     std::string peer_address() const;
     PeerIp peer_ip() const;
     unsigned loop_index() const;
@@ -98,9 +117,36 @@ private:
     Connection& connection_;
     const http::RequestHead& head_;
     std::string_view body_;
+    const void* tag_;
+    BodyStream* stream_;
     bool answered_ = false;
     int status_ = 0;
     uint64_t body_bytes_ = 0;
+};
+
+// A request the engine refuses (400, 413, 414, 431, 501, 505 ...), for Application to answer.
+struct ProtocolError {
+    int status = 400;
+    const char* reason = "";                  // short and static, e.g. "content too large"
+    const http::RequestHead* head = nullptr;  // the parsed head, or null (an error in the head)
+    unsigned loop = 0;
+    PeerIp peer;
+};
+
+// Where the answer to a ProtocolError goes: respond() at most once, during
+// Application::answer_protocol_error. Whatever the reply says, the connection then closes
+// ("Connection: close"). Not answered: the engine's plain-text answer.
+class ErrorReply {
+public:
+    void respond(const ReplyView& reply);
+    bool answered() const { return answered_; }
+
+private:
+    friend class Connection;
+    explicit ErrorReply(Connection& c, uint64_t slot) : connection_(c), slot_(slot) {}
+    Connection& connection_;
+    uint64_t slot_;  // the streamed request's deferred answer it replaces (0: a new answer)
+    bool answered_ = false;
 };
 
 class Application {
@@ -108,9 +154,15 @@ public:
     virtual ~Application() = default;
     // Called on an I/O loop thread; must not block. An exception escaping it answers 500.
     virtual void serve(Exchange& exchange) = 0;
-    // A request the parser refused (400, 413, 414, 431, ...): answered and closed by the
-    // engine, told here for logs and counters. On the loop's thread; must not block.
+    // Called for every request head, on the loop's thread, before its body is read (and before
+    // serve()); `plan` arrives as {max_body, Buffered, nullptr}. Must be cheap and not throw.
+    virtual void plan_body(const http::RequestHead& /*head*/, BodyPlan& /*plan*/) {}
+    // A request the engine refused: told here for logs and counters (on the loop's thread,
+    // must not block), then answered by answer_protocol_error.
     virtual void on_protocol_error(unsigned /*loop*/, const PeerIp& /*peer*/, int /*status*/) {}
+    // Shapes the answer to a refused request; the default leaves it to the engine's plain text
+    // ("413 Payload Too Large: content too large\n"). The connection closes after it.
+    virtual void answer_protocol_error(const ProtocolError& /*error*/, ErrorReply& /*reply*/) {}
 };
 
 }  // namespace rivet::engine

@@ -10,7 +10,8 @@
 
 namespace rivet::engine {
 
-IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd)
+IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd,
+                   BodyBudget* budget)
     : index_(index),
       config_(config),
       app_(app),
@@ -18,6 +19,12 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
       read_buffer_(new char[kReadBufferSize]),
       headers_(config.limits.max_headers),
       parser_limits_(engine::parser_limits(config.limits)) {
+    if (!budget) {
+        own_budget_ = std::make_unique<BodyBudget>(config.limits.max_buffered_bodies);
+        budget = own_budget_.get();
+    }
+    budget_ = budget;
+    budget_->add_waker(index_, [this] { loop_.post([this] { admit_waiting_bodies(); }); });
     unsigned threads = config.threads ? config.threads : 1;
     max_open_ = std::max<size_t>(1, config.limits.max_connections / threads);
     drain_timer_.owner = this;
@@ -31,6 +38,7 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
 }
 
 IoThread::~IoThread() {
+    budget_->remove_waker(index_);        // the loops have stopped: no give_back runs concurrently
     loop_.timers().cancel(drain_timer_);  // they are destroyed before the loop's wheel
     loop_.timers().cancel(accept_retry_);
     // Undrained connections (a loop that never ran): their sockets close with them.
@@ -100,10 +108,44 @@ void IoThread::connection_closed(Connection* c) {
     if (!accepting_ && open_ < max_open_) set_accepting(true);
 }
 
-void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply) {
-    if (fd < 0 || size_t(fd) >= by_fd_.size()) return;
+Connection* IoThread::find(int fd, uint64_t id) const {
+    if (fd < 0 || size_t(fd) >= by_fd_.size()) return nullptr;
     Connection* c = by_fd_[fd];
-    if (c && c->id() == connection_id) c->complete(sequence, std::move(reply));
+    return c && c->id() == id ? c : nullptr;
+}
+
+void IoThread::deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply) {
+    if (Connection* c = find(fd, connection_id)) c->complete(sequence, std::move(reply));
+}
+
+void IoThread::kick(Connection& c) {
+    loop_.post([this, fd = c.fd(), id = c.id()] {
+        if (Connection* found = find(fd, id)) found->kicked();
+    });
+}
+
+void IoThread::wait_for_budget(Connection& c) {
+    body_waiting_.push_back({c.fd(), c.id()});
+    stats_.bodies_waiting.store(body_waiting_.size(), std::memory_order_relaxed);
+    // Not from inside c's own read: a task looks at once (bytes may have come back meanwhile).
+    loop_.post([this] { admit_waiting_bodies(); });
+}
+
+void IoThread::admit_waiting_bodies() {
+    for (int pass = 0; pass < 2 && !body_waiting_.empty(); ++pass) {
+        size_t done = 0;
+        while (done < body_waiting_.size()) {
+            auto [fd, id] = body_waiting_[done];
+            Connection* c = find(fd, id);
+            if (c && !c->admit_waiting_body()) break;  // the first in line still does not fit
+            ++done;
+        }
+        body_waiting_.erase(body_waiting_.begin(), body_waiting_.begin() + long(done));
+        // Marked before the second look: a give_back from here on wakes this loop, and one
+        // before it left bytes that the second look sees.
+        if (pass == 0 && !body_waiting_.empty()) budget_->want(index_);
+    }
+    stats_.bodies_waiting.store(body_waiting_.size(), std::memory_order_relaxed);
 }
 
 void IoThread::begin_drain() {
@@ -134,6 +176,7 @@ void IoThread::reconfigure(const ServerConfig& config) {
         config_.port = port;
         config_.threads = threads;
         headers_.resize(config_.limits.max_headers);  // no parse is in progress here
+        budget_->set_limit(config_.limits.max_buffered_bodies);
         parser_limits_ = engine::parser_limits(config_.limits);
         max_open_ = std::max<size_t>(1, config_.limits.max_connections / (threads ? threads : 1));
         if (!draining_) set_accepting(open_ < max_open_);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/body_budget.hpp"
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
@@ -27,8 +28,10 @@ class Connection;
 class IoThread final : public net::IoHandler {
 public:
     // `listen_fd` may be -1: a loop without a listener serves only what adopt() hands it (tests
-    // drive connections over socketpairs that way).
-    IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd);
+    // drive connections over socketpairs that way). `budget`: the server's, shared by its loops
+    // and outliving them; null: the loop has one of its own (limits.max_buffered_bodies).
+    IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd,
+             BodyBudget* budget = nullptr);
     ~IoThread();
 
     void start();  // runs the loop on a new thread
@@ -52,6 +55,12 @@ public:
     std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
     bool draining() const { return draining_; }
     LoopStats& stats() { return stats_; }
+    BodyBudget& budget() { return *budget_; }
+    // A connection whose body waits for the budget (Phase::BodyWait): admitted in order as
+    // bytes are given back, by a task of this loop.
+    void wait_for_budget(Connection& c);
+    // Runs c.kicked() from a task of this loop, if c is still open then.
+    void kick(Connection& c);
 
     // Shared scratch space: safe because a loop serves one connection at a time.
     char* read_buffer() { return read_buffer_.get(); }
@@ -68,6 +77,8 @@ private:
     void accept_pending();
     void set_accepting(bool on);
     void finish_drain_if_done();
+    void admit_waiting_bodies();
+    Connection* find(int fd, uint64_t id) const;
 
     unsigned index_;
     ServerConfig config_;  // this loop's copy: reconfigure() replaces it on this thread
@@ -77,6 +88,13 @@ private:
     std::thread thread_;
     http::DateCache dates_;
     LoopStats stats_;
+    std::unique_ptr<BodyBudget> own_budget_;
+    BodyBudget* budget_;
+    struct Waiting {
+        int fd;
+        uint64_t id;
+    };
+    std::vector<Waiting> body_waiting_;  // Phase::BodyWait connections, first come first served
 
     std::unique_ptr<char[]> read_buffer_;
     std::string write_buffer_;

@@ -11,9 +11,11 @@ struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
     uint64_t open_connections = 0;
-    uint64_t bytes_in = 0;   // read from client sockets
-    uint64_t bytes_out = 0;  // written to them (sendfile included)
-    uint64_t cancelled = 0;  // deferred answers whose connection closed before they came
+    uint64_t bytes_in = 0;         // read from client sockets
+    uint64_t bytes_out = 0;        // written to them (sendfile included)
+    uint64_t bodies_waiting = 0;   // connections whose buffered body waits for the body budget
+    uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
+    uint64_t cancelled = 0;        // deferred answers whose connection closed before they came
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -21,6 +23,8 @@ struct ServerStats {
         open_connections += o.open_connections;
         bytes_in += o.bytes_in;
         bytes_out += o.bytes_out;
+        bodies_waiting += o.bodies_waiting;
+        body_bytes_held += o.body_bytes_held;
         cancelled += o.cancelled;
         return *this;
     }
@@ -36,6 +40,7 @@ struct LoopStats {
     std::atomic<uint64_t> bytes_in{0};
     std::atomic<uint64_t> bytes_out{0};
     std::atomic<uint64_t> cancelled{0};
+    std::atomic<uint64_t> bodies_waiting{0};  // a gauge
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -43,8 +48,14 @@ struct LoopStats {
 
     ServerStats read() const {  // from any thread
         constexpr auto r = std::memory_order_relaxed;
-        return {accepted.load(r), requests.load(r),  open_connections.load(r),
-                bytes_in.load(r), bytes_out.load(r), cancelled.load(r)};
+        return {accepted.load(r),
+                requests.load(r),
+                open_connections.load(r),
+                bytes_in.load(r),
+                bytes_out.load(r),
+                bodies_waiting.load(r),
+                0,
+                cancelled.load(r)};
     }
 };
 

@@ -7,14 +7,15 @@
 
 namespace rivet::engine {
 
-Server::Server(ServerConfig config, Application& app) : config_(std::move(config)), app_(app) {
+Server::Server(ServerConfig config, Application& app)
+    : config_(std::move(config)), app_(app), budget_(config_.limits.max_buffered_bodies) {
     if (config_.threads == 0) config_.threads = std::max(1u, std::thread::hardware_concurrency());
     // One listening socket per loop, all on one port; that port must be nobody else's, or
     // SO_REUSEPORT would quietly split its traffic with another server.
     port_ = net::claim_port(config_.host, config_.port);
     for (unsigned i = 0; i < config_.threads; ++i) {
         int fd = net::listen_tcp(config_.host, port_, true);
-        threads_.push_back(std::make_unique<IoThread>(i, config_, app_, fd));
+        threads_.push_back(std::make_unique<IoThread>(i, config_, app_, fd, &budget_));
     }
 }
 
@@ -50,6 +51,7 @@ void Server::reconfigure(const ServerConfig& config) {
 ServerStats Server::stats() const {
     ServerStats s;
     for (auto& t : threads_) s += t->stats().read();
+    s.body_bytes_held = budget_.held();
     return s;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/body_budget.hpp"
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
@@ -43,6 +44,7 @@ private:
     ServerConfig config_;
     Application& app_;
     uint16_t port_ = 0;
+    BodyBudget budget_;  // before threads_: the loops use it until they are destroyed
     std::vector<std::unique_ptr<IoThread>> threads_;
 };
 

@@ -21,6 +21,7 @@ struct Limits {
     uint32_t max_requests_per_connection = 0;
     size_t max_pipelined = 64;
     size_t output_high_water = 1 << 20;
+    uint64_t max_buffered_bodies = 256 * 1024 * 1024;  // all loops together (BodyBudget)
 };
 
 struct Timeouts {  // milliseconds
@@ -41,9 +42,10 @@ struct ServerConfig {
     Timeouts timeouts;
 };
 
-// The parser's share of the limits.
+// The parser's share of the limits. The body limit is the engine's to check, after the
+// application has planned the request's body (a route may allow more than max_body).
 inline http::ParserLimits parser_limits(const Limits& l) {
-    return {l.max_request_line, l.max_header_bytes, l.max_headers, l.max_body};
+    return {l.max_request_line, l.max_header_bytes, l.max_headers, UINT64_MAX};
 }
 
 }  // namespace rivet::engine

@@ -94,6 +94,10 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
          [&](const std::string& v) {
              return parse_number<uint64_t>(v, 0, uint64_t(1) << 40, limits.max_body);
          }},
+        {"--max-buffered-bodies",
+         [&](const std::string& v) {
+             return parse_number<uint64_t>(v, 1, uint64_t(1) << 40, limits.max_buffered_bodies);
+         }},
         {"--max-requests-per-connection",
          [&](const std::string& v) {
              return parse_number<uint32_t>(v, 0, 4'294'967'295u,
@@ -157,6 +161,7 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
     std::map<std::string, std::function<void()>> switches = {
         {"--check-config", [&] { check_config = true; }},
         {"--inline-heavy", [&] { c.demo.inline_heavy = true; }},
+        {"--no-compression", [&] { c.demo.compression = false; }},
         {"--no-admin",
          [&] { ops.admin.metrics = ops.admin.status_page = ops.admin.health = false; }},
     };
@@ -214,6 +219,8 @@ Options:
   --root DIR        document root holding the demo page index.html (default: public)
   --inline-heavy    run /calc, /work and large /fibonacci on the I/O loops, not the workers
                     (for comparing concurrency models; it stalls other connections)
+  --no-compression  send every response uncompressed (default: zstd, br or gzip as the
+                    client accepts, for text, JSON, JS, XML and SVG bodies of 1 KiB or more)
 
 Limits and timeouts (timeouts in seconds, fractions allowed):
   --max-connections N             open connections past which accepting pauses (100000)
@@ -221,6 +228,8 @@ Limits and timeouts (timeouts in seconds, fractions allowed):
   --max-header-bytes BYTES        largest header block, else 431 (16384)
   --max-headers N                 most header fields, else 431 (100)
   --max-body BYTES                largest request body, else 413 (8388608)
+  --max-buffered-bodies BYTES     request body bytes buffered at once, all connections
+                                  together; past it, bodies wait (268435456)
   --max-requests-per-connection N then the connection closes; 0 = no limit (0)
   --header-timeout S              to receive a whole request head (10)
   --body-timeout S                between two reads of a request body (60)

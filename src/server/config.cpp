@@ -178,6 +178,10 @@ const std::vector<Section>& schema() {
              integer<size_t>("max_size_mb", 0, 1'048'576, REF(cache.max_size_mb)),
              integer<unsigned>("ttl_seconds", 0, 31'536'000, REF(cache.ttl_seconds)),
          }},
+        {"compression",
+         {
+             boolean("enabled", REF(demo.compression)),
+         }},
         {"rate_limiting",
          {
              boolean("enabled", REF(run.ops.rate_limit.enabled)),
@@ -210,6 +214,8 @@ const std::vector<Section>& schema() {
              integer<size_t>("max_header_bytes", 256, 1 << 20, REF(run.limits.max_header_bytes)),
              integer<size_t>("max_headers", 1, 10'000, REF(run.limits.max_headers)),
              integer<uint64_t>("max_body_bytes", 0, int64_t(1) << 40, REF(run.limits.max_body)),
+             integer<uint64_t>("max_buffered_body_bytes", 1, int64_t(1) << 40,
+                               REF(run.limits.max_buffered_bodies)),
              seconds("header_timeout", 0.001, 86'400, REF(run.timeouts.header_ms)),
              seconds("body_timeout", 0.001, 86'400, REF(run.timeouts.body_ms)),
              seconds("keepalive_timeout", 0.001, 86'400, REF(run.timeouts.idle_ms)),
@@ -356,6 +362,7 @@ nlohmann::ordered_json effective_config(const Config& c) {
     j["cache"] = {{"enabled", c.cache.enabled},
                   {"max_size_mb", c.cache.max_size_mb},
                   {"ttl_seconds", c.cache.ttl_seconds}};
+    j["compression"] = {{"enabled", c.demo.compression}};
     j["rate_limiting"] = {{"enabled", ops.rate_limit.enabled},
                           {"requests_per_second", ops.rate_limit.requests_per_second},
                           {"burst_size", ops.rate_limit.burst},
@@ -371,6 +378,7 @@ nlohmann::ordered_json effective_config(const Config& c) {
                    {"max_header_bytes", l.max_header_bytes},
                    {"max_headers", l.max_headers},
                    {"max_body_bytes", l.max_body},
+                   {"max_buffered_body_bytes", l.max_buffered_bodies},
                    {"header_timeout", secs(t.header_ms)},
                    {"body_timeout", secs(t.body_ms)},
                    {"keepalive_timeout", secs(t.idle_ms)},

@@ -2,6 +2,8 @@
 
 #include <gmp.h>
 
+#include <rivet/compression.hpp>
+
 #include <cmath>
 
 #include "app/query.hpp"
@@ -175,6 +177,8 @@ void cookies_handler(Request& req, Response& res) {
 }  // namespace
 
 void add_demo_routes(App& app, const DemoOptions& options) {
+    // Every answer below, the files' and the framework's own included, leaves through it.
+    if (options.compression) app.use(compression());
     app.get("/hello", [](Request&, Response& res) { res.text("Hello, World!"); });
     // GET /healthz is the App's own admin endpoint (metrics.health), so it can be turned off
     // or moved to the admin port.

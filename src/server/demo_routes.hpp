@@ -1,5 +1,6 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, /wait, /cpu, /later, and the files of the root (the demo site) at /.
+// /headers, /cookies, /wait, /cpu, /later, and the files of the root (the demo site) at /,
+// compressed on the fly.
 #pragma once
 
 #include <string>
@@ -22,6 +23,9 @@ struct DemoOptions {
     // the worker pool: one of the concurrency models bench/models.py compares. A slow handler
     // then stalls every connection of its loop, which is what the comparison shows.
     bool inline_heavy = false;
+    // Compresses the responses of every route (rivet::compression, its defaults) for clients
+    // that accept it; --no-compression or "compression": {"enabled": false} turns it off.
+    bool compression = true;
 };
 
 void add_demo_routes(App& app, const DemoOptions& options);

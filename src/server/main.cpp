@@ -25,6 +25,7 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         next.run.ops.admin.admin_host != now.run.ops.admin.admin_host)
         warn("the admin listener (metrics.admin_host, metrics.admin_port)");
     if (next.demo.root != now.demo.root) warn("static.root");
+    if (next.demo.compression != now.demo.compression) warn("compression.enabled");
     if (next.cache.enabled != now.cache.enabled ||
         next.cache.max_size_mb != now.cache.max_size_mb ||
         next.cache.ttl_seconds != now.cache.ttl_seconds)

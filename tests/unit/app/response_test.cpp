@@ -31,3 +31,18 @@ TEST(Response, ContentTypeSurvivesMoves) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Response, RemoveHeaderDropsEveryFieldOfThatName) {
+    Response res;
+    res.header("Vary", "Origin").header("X-Keep", "1").header("vary", "Cookie");
+    res.remove_header("VARY");
+    EXPECT_EQ(res.header("Vary"), "");
+    ASSERT_EQ(res.headers().size(), 1u);
+    EXPECT_EQ(res.headers()[0].first, "X-Keep");
+    res.remove_header("Absent");
+    EXPECT_EQ(res.headers().size(), 1u);
+}
+
+}  // namespace

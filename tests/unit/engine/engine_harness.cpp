@@ -211,6 +211,14 @@ void TestApp::serve(Exchange& exchange) {
                                   " body=" + std::string(exchange.body()))));
 }
 
+void TestApp::plan_body(const http::RequestHead& head, BodyPlan& plan) {
+    if (planner_) planner_(head, plan);
+}
+
+void TestApp::answer_protocol_error(const ProtocolError& error, ErrorReply& reply) {
+    if (shaper_) shaper_(error, reply);
+}
+
 void TestApp::on_protocol_error(unsigned, const PeerIp&, int status) {
     std::lock_guard lock(mu_);
     errors_.push_back(status);
@@ -255,8 +263,11 @@ void TestApp::drop_deferred() {
 
 // ---- EngineHarness ----
 
-EngineHarness::EngineHarness(ServerConfig config, TestApp::Handler handler) {
+EngineHarness::EngineHarness(ServerConfig config, TestApp::Handler handler,
+                             TestApp::Planner planner, TestApp::ErrorShaper shaper) {
     config.threads = 1;
+    app_.set_planner(std::move(planner));
+    app_.set_error_shaper(std::move(shaper));
     // Teardown drains: a connection a test left busy is cut off after this, never waited for.
     config.timeouts.drain_ms = 1000;
     app_.set_handler(std::move(handler));

@@ -101,11 +101,17 @@ private:
 class TestApp final : public Application {
 public:
     using Handler = std::function<void(Exchange&)>;
+    using Planner = std::function<void(const http::RequestHead&, BodyPlan&)>;
+    using ErrorShaper = std::function<void(const ProtocolError&, ErrorReply&)>;
 
     void serve(Exchange& exchange) override;
+    void plan_body(const http::RequestHead& head, BodyPlan& plan) override;
     void on_protocol_error(unsigned loop, const PeerIp& peer, int status) override;
+    void answer_protocol_error(const ProtocolError& error, ErrorReply& reply) override;
 
     void set_handler(Handler h) { handler_ = std::move(h); }  // before the loop starts
+    void set_planner(Planner p) { planner_ = std::move(p); }  // likewise
+    void set_error_shaper(ErrorShaper s) { shaper_ = std::move(s); }
     // Keeps a Deferred for the test to complete (from the loop's thread, inside a handler).
     void keep(Deferred d);
     // Waits until `n` Deferreds are kept, then hands them over in the order they were made.
@@ -118,6 +124,8 @@ public:
 
 private:
     Handler handler_;
+    Planner planner_;
+    ErrorShaper shaper_;
     mutable std::mutex mu_;
     std::condition_variable cv_;
     size_t served_ = 0;
@@ -129,7 +137,8 @@ private:
 // One IoThread without a listener, started at construction, drained and joined at destruction.
 class EngineHarness {
 public:
-    explicit EngineHarness(ServerConfig config = {}, TestApp::Handler handler = {});
+    explicit EngineHarness(ServerConfig config = {}, TestApp::Handler handler = {},
+                           TestApp::Planner planner = {}, TestApp::ErrorShaper shaper = {});
     ~EngineHarness();
 
     // A new connection: the engine adopts one end of a socketpair, the client gets the other.

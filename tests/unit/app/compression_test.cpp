@@ -1,0 +1,400 @@
+// rivet::compression(): Accept-Encoding negotiation, each coding decoded back by its reference
+// decoder, every rule that leaves a response alone, and the fields it sets (Vary, ETag).
+#include <rivet/compression.hpp>
+
+#include <brotli/decode.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <atomic>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/accept_encoding.hpp"
+#include "app/compressible_type.hpp"
+#include "app/router.hpp"
+#include "http/request_parser.hpp"
+
+namespace {
+
+using rivet::CompressionOptions;
+using rivet::ContentCoding;
+using rivet::Response;
+using rivet::app::choose_coding;
+using rivet::app::CodingChoice;
+
+// A parsed request with the given Accept-Encoding ("" for none) and method.
+struct Parsed {
+    std::string bytes;
+    std::vector<rivet::http::Header> storage = std::vector<rivet::http::Header>(16);
+    rivet::http::RequestHead head;
+    rivet::app::RouteParams params;
+
+    explicit Parsed(std::string_view accept_encoding, std::string_view method = "GET") {
+        bytes = std::string(method) + " /x HTTP/1.1\r\nHost: h\r\n";
+        if (!accept_encoding.empty())
+            bytes += "Accept-Encoding: " + std::string(accept_encoding) + "\r\n";
+        bytes += "\r\n";
+        auto r = rivet::http::parse_request_head(bytes, head, storage, {});
+        EXPECT_EQ(r.kind, rivet::http::ParseResult::Complete);
+    }
+    rivet::Request request() const { return rivet::Request(head, {}, params); }
+};
+
+std::string json_body(size_t size) {
+    std::string s = "[";
+    for (int i = 0; s.size() < size; ++i)
+        s += "{\"id\":" + std::to_string(i) + ",\"name\":\"user" + std::to_string(i) +
+             "\",\"active\":true},";
+    s.resize(size - 1);
+    return s + "]";
+}
+
+std::string random_bytes(size_t size) {
+    std::mt19937 rng(7);
+    std::string s(size, '\0');
+    for (char& c : s) c = char(rng());
+    return s;
+}
+
+Response json_response(size_t size) {
+    Response res;
+    res.body(json_body(size), "application/json");
+    return res;
+}
+
+// Runs the middleware's after() as the App would, for a request accepting `accept_encoding`.
+void run(Response& res, std::string_view accept_encoding, CompressionOptions options = {},
+         std::string_view method = "GET") {
+    Parsed p(accept_encoding, method);
+    rivet::compression(std::move(options))->after(p.request(), res);
+}
+
+std::string gunzip(const std::string& in) {
+    z_stream z{};
+    EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);  // gzip wrapper only
+    std::string out(1 << 20, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = uInt(in.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = uInt(out.size());
+    EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+    out.resize(z.total_out);
+    inflateEnd(&z);
+    return out;
+}
+
+std::string unbrotli(const std::string& in) {
+    std::string out(1 << 20, '\0');
+    size_t size = out.size();
+    EXPECT_EQ(BrotliDecoderDecompress(in.size(), reinterpret_cast<const uint8_t*>(in.data()), &size,
+                                      reinterpret_cast<uint8_t*>(out.data())),
+              BROTLI_DECODER_RESULT_SUCCESS);
+    out.resize(size);
+    return out;
+}
+
+std::string unzstd(const std::string& in) {
+    std::string out(1 << 20, '\0');
+    size_t size = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+    EXPECT_FALSE(ZSTD_isError(size)) << ZSTD_getErrorName(size);
+    out.resize(ZSTD_isError(size) ? 0 : size);
+    return out;
+}
+
+// The coding chosen for `accept` among the default offer (zstd, br, gzip), or "identity".
+std::string chosen(std::string_view accept,
+                   std::vector<ContentCoding> offered = CompressionOptions{}.codings) {
+    CodingChoice c = choose_coding(accept, offered);
+    return c.kind == CodingChoice::Kind::Coded ? rivet::content_coding_name(c.coding) : "identity";
+}
+
+TEST(CompressionNegotiation, NoFieldOrEmptyMeansIdentity) {
+    EXPECT_EQ(chosen(""), "identity");
+    EXPECT_EQ(chosen(" , "), "identity");
+    EXPECT_EQ(chosen("deflate, compress"), "identity");  // nothing offered is listed
+    EXPECT_EQ(chosen("gzip", {}), "identity");           // nothing offered at all
+}
+
+TEST(CompressionNegotiation, EqualQGoesToTheServersOrder) {
+    EXPECT_EQ(chosen("gzip"), "gzip");
+    EXPECT_EQ(chosen("br"), "br");
+    EXPECT_EQ(chosen("gzip, deflate, br, zstd"), "zstd");
+    EXPECT_EQ(chosen("gzip, deflate, br"), "br");
+    EXPECT_EQ(chosen("zstd;q=0.5, gzip;q=0.5"), "zstd");
+    EXPECT_EQ(chosen("zstd;q=0.5, gzip;q=0.5", {ContentCoding::Gzip, ContentCoding::Zstd}), "gzip");
+}
+
+TEST(CompressionNegotiation, HigherQWins) {
+    EXPECT_EQ(chosen("gzip;q=1, br;q=0.9, zstd;q=0.8"), "gzip");
+    EXPECT_EQ(chosen(" gzip ; q=0.8 , , br ; Q=0.9"), "br");  // OWS, empty elements, "Q="
+    EXPECT_EQ(chosen("gzip;q=0.001"), "gzip");
+    EXPECT_EQ(chosen("zstd;q=0.001, gzip;q=0.002"), "gzip");
+}
+
+TEST(CompressionNegotiation, QZeroRefuses) {
+    EXPECT_EQ(chosen("gzip;q=0"), "identity");
+    EXPECT_EQ(chosen("gzip;q=0.000, br"), "br");
+    EXPECT_EQ(chosen("zstd;q=0, br;q=0., gzip"), "gzip");
+    EXPECT_EQ(chosen("gzip;q=1, gzip;q=0"), "gzip");  // listed twice: the better one counts
+}
+
+TEST(CompressionNegotiation, StarCoversWhatIsNotNamed) {
+    EXPECT_EQ(chosen("*"), "zstd");
+    EXPECT_EQ(chosen("*;q=0"), "identity");
+    EXPECT_EQ(chosen("*, zstd;q=0"), "br");
+    EXPECT_EQ(chosen("*;q=0, gzip"), "gzip");
+    EXPECT_EQ(chosen("*;q=0.2, gzip;q=0.1"), "zstd");  // zstd and br get 0.2 from "*"
+}
+
+TEST(CompressionNegotiation, IdentityCompetesOnlyWhenNamedHigher) {
+    EXPECT_EQ(chosen("identity"), "identity");  // only identity listed
+    EXPECT_EQ(chosen("gzip;q=0.5, identity"), "identity");
+    EXPECT_EQ(chosen("gzip, identity;q=0.5"), "gzip");
+    EXPECT_EQ(chosen("gzip, identity"), "gzip");  // equal: the coding
+    // Identity refused and nothing offered acceptable: identity anyway (no 415).
+    EXPECT_EQ(chosen("identity;q=0, deflate"), "identity");
+}
+
+TEST(CompressionNegotiation, NamesAreCaseInsensitiveAndXGzipIsGzip) {
+    EXPECT_EQ(chosen("GZIP"), "gzip");
+    EXPECT_EQ(chosen("Br"), "br");
+    EXPECT_EQ(chosen("x-gzip"), "gzip");
+    EXPECT_EQ(chosen("gzip;q=abc"), "gzip");  // a malformed q is not a refusal
+}
+
+TEST(CompressionTypes, Patterns) {
+    const auto& types = CompressionOptions{}.types;
+    using rivet::app::compressible_type;
+    EXPECT_TRUE(compressible_type("text/html; charset=utf-8", types));
+    EXPECT_TRUE(compressible_type("TEXT/CSS", types));
+    EXPECT_TRUE(compressible_type("application/json", types));
+    EXPECT_TRUE(compressible_type("application/problem+json", types));
+    EXPECT_TRUE(compressible_type("application/atom+xml;charset=utf-8", types));
+    EXPECT_TRUE(compressible_type("image/svg+xml", types));
+    EXPECT_TRUE(compressible_type("application/javascript", types));
+    EXPECT_FALSE(compressible_type("image/png", types));
+    EXPECT_FALSE(compressible_type("application/octet-stream", types));
+    EXPECT_FALSE(compressible_type("application/+json", types));  // no subtype before "+json"
+    EXPECT_FALSE(compressible_type("", types));
+    EXPECT_FALSE(compressible_type("text", types));
+    EXPECT_FALSE(compressible_type("application/json", {}));
+    EXPECT_TRUE(rivet::app::valid_type_pattern("application/*+xml"));
+    EXPECT_FALSE(rivet::app::valid_type_pattern("*/json"));
+    EXPECT_FALSE(rivet::app::valid_type_pattern("text"));
+    EXPECT_FALSE(rivet::app::valid_type_pattern("text/"));
+    EXPECT_FALSE(rivet::app::valid_type_pattern("application/*+"));
+    EXPECT_FALSE(rivet::app::valid_type_pattern("application/x*"));
+}
+
+TEST(Compression, EachCodingRoundTripsByteExact) {
+    const std::string original = json_body(64 * 1024);
+    struct Case {
+        const char* accept;
+        const char* name;
+        std::string (*decode)(const std::string&);
+    };
+    for (Case c :
+         {Case{"gzip", "gzip", gunzip}, Case{"br", "br", unbrotli}, Case{"zstd", "zstd", unzstd}}) {
+        Response res;
+        res.body(original, "application/json");
+        run(res, c.accept);
+        EXPECT_EQ(res.header("Content-Encoding"), c.name);
+        EXPECT_EQ(res.header("Vary"), "Accept-Encoding");
+        EXPECT_LT(res.body().size(), original.size() / 4) << c.name;
+        EXPECT_TRUE(c.decode(res.body()) == original) << c.name;
+    }
+}
+
+TEST(Compression, EveryLevelRoundTrips) {
+    const std::string original = json_body(8 * 1024);
+    for (int level = 1; level <= 9; ++level) {
+        Response res;
+        res.body(original, "text/plain");
+        run(res, "gzip", {.gzip_level = level});
+        EXPECT_TRUE(gunzip(res.body()) == original) << level;
+    }
+    for (int level = 0; level <= 11; ++level) {
+        Response res;
+        res.body(original, "text/plain");
+        run(res, "br", {.brotli_level = level});
+        EXPECT_TRUE(unbrotli(res.body()) == original) << level;
+    }
+    for (int level : {1, 3, 9, 19}) {
+        Response res;
+        res.body(original, "text/plain");
+        run(res, "zstd", {.zstd_level = level});
+        EXPECT_TRUE(unzstd(res.body()) == original) << level;
+    }
+}
+
+TEST(Compression, MinimumSizeIsInclusive) {
+    Response below = json_response(1023), at = json_response(1024);
+    run(below, "gzip");
+    run(at, "gzip");
+    EXPECT_EQ(below.header("Content-Encoding"), "");
+    EXPECT_EQ(below.header("Vary"), "");  // never compressed, whatever the request: no Vary
+    EXPECT_EQ(below.body().size(), 1023u);
+    EXPECT_EQ(at.header("Content-Encoding"), "gzip");
+    Response custom = json_response(200);
+    run(custom, "gzip", {.min_size = 100});
+    EXPECT_EQ(custom.header("Content-Encoding"), "gzip");
+}
+
+TEST(Compression, IdentityForThisClientStillVaries) {
+    Response res = json_response(4096);
+    res.header("ETag", "\"v1\"");
+    std::string before = res.body();
+    run(res, "");
+    EXPECT_EQ(res.header("Content-Encoding"), "");
+    EXPECT_EQ(res.header("Vary"), "Accept-Encoding");
+    EXPECT_EQ(res.header("ETag"), "\"v1\"");  // the identity body keeps its strong validator
+    EXPECT_EQ(res.body(), before);
+}
+
+TEST(Compression, NotSmallerIsSentAsItIs) {
+    Response res;
+    res.body(random_bytes(8192), "text/plain");
+    std::string before = res.body();
+    run(res, "gzip, br, zstd");
+    EXPECT_EQ(res.header("Content-Encoding"), "");
+    EXPECT_EQ(res.header("Vary"), "Accept-Encoding");
+    EXPECT_EQ(res.body(), before);
+}
+
+TEST(Compression, SkipsResponsesThatMustNotChange) {
+    auto unchanged = [](Response res, const char* why) {
+        std::string body = res.body();
+        run(res, "gzip, br, zstd");
+        EXPECT_EQ(res.body(), body) << why;
+        EXPECT_EQ(res.header("Vary"), "") << why;
+        return res;
+    };
+    Response no_content = json_response(4096);
+    no_content.status(204);
+    unchanged(no_content, "204");
+    Response not_modified = json_response(4096);
+    not_modified.status(304);
+    unchanged(not_modified, "304");
+    Response partial = json_response(4096);
+    partial.status(206).header("Content-Range", "bytes 0-4095/9000");
+    unchanged(partial, "206");
+    Response range_error = json_response(4096);
+    range_error.status(416).header("Content-Range", "bytes */9000");
+    unchanged(range_error, "Content-Range");
+    Response image;
+    image.body(json_body(4096), "image/png");
+    unchanged(image, "type");
+    Response no_transform = json_response(4096);
+    no_transform.header("Cache-Control", "private, No-Transform");
+    unchanged(no_transform, "no-transform");
+    Response encoded = json_response(4096);
+    encoded.header("Content-Encoding", "br");
+    EXPECT_EQ(unchanged(encoded, "encoded").header("Content-Encoding"), "br");
+}
+
+TEST(Compression, FilesAndStreamsAreLeftAlone) {
+    Response file;
+    file.file({std::make_shared<rivet::OpenFile>(-1), 0, 8192}, "text/html");
+    run(file, "gzip");
+    EXPECT_EQ(file.header("Content-Encoding"), "");
+    ASSERT_NE(file.file_range(), nullptr);
+    Response stream;
+    stream.stream([](std::string& out) { return out.append(4096, 'a'), false; }, "text/plain");
+    run(stream, "gzip");
+    EXPECT_EQ(stream.header("Content-Encoding"), "");
+    EXPECT_NE(stream.producer(), nullptr);
+}
+
+TEST(Compression, VaryIsMergedIntoOneField) {
+    Response res = json_response(4096);
+    res.header("Vary", "Origin").header("X-Other", "1").header("Vary", "Cookie");
+    run(res, "gzip");
+    EXPECT_EQ(res.header("Vary"), "Origin, Cookie, Accept-Encoding");
+    int varies = 0;
+    for (auto& [name, value] : res.headers()) varies += name == "Vary";
+    EXPECT_EQ(varies, 1);
+
+    Response listed = json_response(4096);
+    listed.header("Vary", "origin, accept-encoding");
+    run(listed, "gzip");
+    EXPECT_EQ(listed.header("Vary"), "origin, accept-encoding");
+
+    Response star = json_response(4096);
+    star.header("Vary", "*");
+    run(star, "gzip");
+    EXPECT_EQ(star.header("Vary"), "*");
+    EXPECT_EQ(star.header("Content-Encoding"), "gzip");
+}
+
+TEST(Compression, StrongETagBecomesWeakAndRangesGo) {
+    Response res = json_response(4096);
+    res.header("ETag", "\"abc\"").header("Accept-Ranges", "bytes");
+    run(res, "zstd");
+    EXPECT_EQ(res.header("ETag"), "W/\"abc\"");
+    EXPECT_EQ(res.header("Accept-Ranges"), "");
+    Response weak = json_response(4096);
+    weak.header("ETag", "W/\"x\"");
+    run(weak, "zstd");
+    EXPECT_EQ(weak.header("ETag"), "W/\"x\"");
+}
+
+TEST(Compression, HeadGetsWhatGetGets) {
+    Response get = json_response(4096), head = json_response(4096);
+    get.header("ETag", "\"e\"");
+    head.header("ETag", "\"e\"");
+    run(get, "br", {}, "GET");
+    run(head, "br", {}, "HEAD");
+    EXPECT_EQ(head.headers(), get.headers());
+    EXPECT_EQ(head.body().size(), get.body().size());  // the Content-Length the engine writes
+}
+
+TEST(Compression, ErrorResponsesAreCompressedToo) {
+    Response res = json_response(4096);
+    res.status(404);
+    run(res, "gzip");
+    EXPECT_EQ(res.header("Content-Encoding"), "gzip");
+}
+
+TEST(Compression, OptionsAreChecked) {
+    EXPECT_THROW(rivet::compression({.gzip_level = 0}), std::invalid_argument);
+    EXPECT_THROW(rivet::compression({.gzip_level = 10}), std::invalid_argument);
+    EXPECT_THROW(rivet::compression({.brotli_level = 12}), std::invalid_argument);
+    EXPECT_THROW(rivet::compression({.zstd_level = 0}), std::invalid_argument);
+    EXPECT_THROW(rivet::compression({.zstd_level = 23}), std::invalid_argument);
+    EXPECT_THROW(rivet::compression({.types = {"json"}}), std::invalid_argument);
+    EXPECT_NO_THROW(rivet::compression({.brotli_level = 0}));
+    Response res = json_response(4096);
+    run(res, "gzip, br, zstd", {.codings = {}});
+    EXPECT_EQ(res.header("Content-Encoding"), "");
+    EXPECT_EQ(res.header("Vary"), "");
+}
+
+TEST(Compression, ManyThreadsEachWithTheirOwnContexts) {
+    auto mw = rivet::compression();
+    const std::string original = json_body(32 * 1024);
+    std::vector<std::thread> threads;
+    std::atomic<int> good{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            const char* accept = t % 3 == 0 ? "gzip" : t % 3 == 1 ? "br" : "zstd";
+            Parsed p(accept);
+            for (int i = 0; i < 50; ++i) {
+                Response res;
+                res.body(original, "text/plain");
+                mw->after(p.request(), res);
+                std::string back = t % 3 == 0   ? gunzip(res.body())
+                                   : t % 3 == 1 ? unbrotli(res.body())
+                                                : unzstd(res.body());
+                good += back == original;
+            }
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(good.load(), 200);
+}
+
+}  // namespace
