@@ -3,15 +3,23 @@
 //   rivet::App app;
 //   app.get("/hello", [](rivet::Request&, rivet::Response& res) { res.text("Hello, World!"); });
 //   app.post("/render", render_pdf).offload();   // runs on the worker pool, not on an I/O loop
+//   app.get("/slow", [](rivet::Request&, rivet::Response& res) -> rivet::Task<> {
+//       co_await rivet::sleep(200ms);              // waits without holding the loop
+//       res.text("done");
+//   });
+//   app.get("/cb", [](rivet::Request&, rivet::AsyncReply reply) { ... reply.send(res); });
 //   app.run({.port = 8080});                    // Ctrl-C drains and returns
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include <rivet/async_reply.hpp>
+#include <rivet/event_loop.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/limits.hpp>
 #include <rivet/method.hpp>
@@ -21,10 +29,23 @@
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
 #include <rivet/static_files.hpp>
+#include <rivet/task.hpp>
 
 namespace rivet {
 
 using Handler = std::function<void(Request&, Response&)>;
+// Handlers that wait without blocking (rivet/async.hpp): a coroutine returning Task<>, run on
+// the request's I/O loop, or the callback form answering through an AsyncReply.
+using CoroutineHandler = std::function<Task<>(Request&, Response&)>;
+using AsyncReplyHandler = std::function<void(Request&, AsyncReply)>;
+
+template <class F>
+concept CoroutineHandlerFn = std::same_as<std::invoke_result_t<F&, Request&, Response&>, Task<>>;
+template <class F>
+concept AsyncReplyHandlerFn =
+    std::is_invocable_v<F&, Request&, AsyncReply> && !std::is_invocable_v<F&, Request&, Response&>;
+template <class F>
+concept WaitingHandlerFn = CoroutineHandlerFn<F> || AsyncReplyHandlerFn<F>;
 // Shapes the body of every error response (rivet/http_error.hpp): the framework's own (404, 405,
 // 413, 431, 500, 503 ...), and HttpErrors thrown by handlers and middleware. Header fields already
 // set (by middleware, by the HttpError) stay. The default writes {"error": "Not Found"}.
@@ -83,6 +104,40 @@ public:
     Route del(std::string_view pattern, Handler handler);
     Route route(Method method, std::string_view pattern, Handler handler);
 
+    // The same for handlers that wait (coroutines, AsyncReply), chosen by their signature.
+    // offload() does not apply to them: they run on the loop and use on_workers() for CPU work.
+    template <WaitingHandlerFn F>
+    Route route(Method method, std::string_view pattern, F fn) {
+        if constexpr (CoroutineHandlerFn<F>)
+            return add_coroutine(method, pattern, CoroutineHandler(std::move(fn)));
+        else
+            return add_async_reply(method, pattern, AsyncReplyHandler(std::move(fn)));
+    }
+    template <WaitingHandlerFn F>
+    Route get(std::string_view pattern, F fn) {
+        return route(Method::Get, pattern, std::move(fn));
+    }
+    template <WaitingHandlerFn F>
+    Route post(std::string_view pattern, F fn) {
+        return route(Method::Post, pattern, std::move(fn));
+    }
+    template <WaitingHandlerFn F>
+    Route put(std::string_view pattern, F fn) {
+        return route(Method::Put, pattern, std::move(fn));
+    }
+    template <WaitingHandlerFn F>
+    Route patch(std::string_view pattern, F fn) {
+        return route(Method::Patch, pattern, std::move(fn));
+    }
+    template <WaitingHandlerFn F>
+    Route del(std::string_view pattern, F fn) {
+        return route(Method::Delete, pattern, std::move(fn));
+    }
+
+    // While running: I/O loop `i` (0 .. threads-1), to post work or set timers from outside.
+    EventLoop& loop(unsigned i);
+    unsigned loops() const;
+
     // Middleware (rivet/middleware.hpp) for every request, or for the paths under `prefix`
     // ("/api" covers "/api" and "/api/..."). Must be added before the server starts.
     App& use(std::shared_ptr<Middleware> middleware);
@@ -109,6 +164,8 @@ public:
     std::string reconfigure(const RunOptions& options);
 
 private:
+    Route add_coroutine(Method method, std::string_view pattern, CoroutineHandler handler);
+    Route add_async_reply(Method method, std::string_view pattern, AsyncReplyHandler handler);
     void start_operations(const RunOptions& options);
     struct Impl;
     std::unique_ptr<Impl> impl_;

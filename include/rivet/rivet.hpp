@@ -2,10 +2,14 @@
 #pragma once
 
 #include <rivet/app.hpp>
+#include <rivet/async.hpp>
+#include <rivet/async_reply.hpp>
 #include <rivet/compression.hpp>
 #include <rivet/context.hpp>
+#include <rivet/event_loop.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
+#include <rivet/task.hpp>
 #include <rivet/version.hpp>

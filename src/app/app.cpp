@@ -9,12 +9,16 @@
 
 #include "app/app_impl.hpp"
 #include "app/error_log.hpp"
+#include "app/loop_services.hpp"
 #include "app/method.hpp"
 #include "app/server_options.hpp"
 
 namespace rivet {
 
 App::Route& App::Route::offload(bool on) {
+    const auto& r = app_.impl_->routes[id_];
+    if (on && (r.coroutine || r.async_reply))
+        throw std::logic_error("a waiting handler runs on its loop; use rivet::on_workers");
     app_.impl_->routes[id_].offload = on;
     return *this;
 }
@@ -50,6 +54,28 @@ App::Route App::route(Method method, std::string_view pattern, Handler handler) 
     impl_->routes.push_back({std::move(handler), false, nullptr});
     impl_->labels.push_back({std::string(method_name(method)), std::string(pattern)});
     return Route(*this, id);
+}
+
+App::Route App::add_coroutine(Method method, std::string_view pattern, CoroutineHandler handler) {
+    Route r = route(method, pattern, Handler());
+    impl_->routes[r.id_].coroutine = std::move(handler);
+    return r;
+}
+
+App::Route App::add_async_reply(Method method, std::string_view pattern,
+                                AsyncReplyHandler handler) {
+    Route r = route(method, pattern, Handler());
+    impl_->routes[r.id_].async_reply = std::move(handler);
+    return r;
+}
+
+EventLoop& App::loop(unsigned i) {
+    if (!impl_->loops) throw std::logic_error("the app is not running");
+    return impl_->loops->at(i);
+}
+
+unsigned App::loops() const {
+    return impl_->loops ? unsigned(impl_->loops->size()) : 0;
 }
 
 App& App::use(std::shared_ptr<Middleware> middleware) {
@@ -122,10 +148,16 @@ uint16_t App::start(const RunOptions& options) {
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(app::server_config(options), *impl_);
     for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
+    std::vector<net::Loop*> loops;  // rivet::EventLoop::current() finds them from now on
+    for (unsigned i = 0; i < impl_->server->threads(); ++i)
+        loops.push_back(&impl_->server->loop(i));
+    impl_->loops = std::make_unique<app::EventLoops>(std::move(loops), impl_->pool.get(),
+                                                     options.retry_after_s);
     try {
         start_operations(options);
     } catch (...) {
         impl_->admin_server.reset();
+        impl_->loops.reset();
         impl_->server.reset();
         impl_->ops.reset();
         impl_->pool.reset();
@@ -183,6 +215,7 @@ void App::stop() {
     impl_->pool->stop();
     impl_->admin_server.reset();
     impl_->ops->stop();  // every answered request is in the access log file now
+    impl_->loops.reset();
     impl_->server.reset();
     impl_->pool.reset();
     impl_->ops.reset();

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "app/async_call.hpp"
+#include "app/loop_services.hpp"
 #include "app/middleware_chain.hpp"
 #include "app/operations.hpp"
 #include "app/router.hpp"
@@ -17,12 +19,14 @@
 
 namespace rivet {
 
-struct App::Impl final : engine::Application {
+struct App::Impl final : engine::Application, app::AsyncAnswers {
     struct RouteEntry {
         Handler handler;
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
         StaticFiles* files = nullptr;          // a static mount's route
+        CoroutineHandler coroutine;            // or a handler that waits (app/async_call.hpp)
+        AsyncReplyHandler async_reply;
         uint64_t max_body = 0;                 // 0: the server's limits.max_body
         Priority priority = Priority::Normal;  // among offloaded requests waiting for a worker
     };
@@ -55,6 +59,7 @@ struct App::Impl final : engine::Application {
     std::unique_ptr<engine::Server> server;
     std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
+    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
 
     // --- app_serve.cpp ---
     void serve(engine::Exchange& ex) override;
@@ -73,6 +78,13 @@ struct App::Impl final : engine::Application {
     // Routes and runs the handler after before(); false when the answer comes later (offload).
     bool run_route(engine::Exchange& ex, Call& call, app::Router::Match& match, Trace& trace);
     void run_offloaded(const RouteEntry& route, engine::Exchange& ex, Call& call, Trace& trace);
+    // A coroutine or AsyncReply handler; false when the answer comes later (or went already).
+    bool run_waiting(const RouteEntry& route, engine::Exchange& ex, Call& call, Trace& trace);
+    // app::AsyncAnswers (app_async.cpp): a waiting handler's end, through the same error
+    // answer and after() as any; and the count of those whose client went away.
+    void answer(app::AsyncCall& call, engine::Exchange* now) override;
+    void cancelled(app::AsyncCall& call) override;
+    void waiting(app::AsyncCall& call, engine::Exchange& ex) override;
     // Turns the exception being handled into the error answer of `call` (HttpError: its status,
     // message and fields; anything else: logged, counted, 500). Call only inside a catch.
     void answer_exception(Call& call, unsigned loop, bool from_handler);

@@ -96,6 +96,7 @@ bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& 
     }
     trace.route = match.route;
     const RouteEntry& route = routes[match.route];
+    if (route.coroutine || route.async_reply) return run_waiting(route, ex, call, trace);
     if (route.offload || (route.offload_when && route.offload_when(call.req))) {
         run_offloaded(route, ex, call, trace);
         return false;

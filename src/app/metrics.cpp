@@ -60,6 +60,11 @@ void Metrics::count_handler_exception(unsigned loop) {
     bump(blocks_[loop]->handler_exceptions);
 }
 
+void Metrics::count_handler_cancelled(unsigned loop) {
+    if (loop >= blocks_.size() - 1) return add(blocks_.back()->handlers_cancelled);
+    bump(blocks_[loop]->handlers_cancelled);
+}
+
 Metrics::Totals Metrics::totals() const {
     Totals t;
     t.by_route.assign(routes_.size(), {});
@@ -76,6 +81,7 @@ Metrics::Totals Metrics::totals() const {
         t.rate_limited += b->rate_limited.load(std::memory_order_relaxed);
         t.pool_rejected += b->pool_rejected.load(std::memory_order_relaxed);
         t.handler_exceptions += b->handler_exceptions.load(std::memory_order_relaxed);
+        t.handlers_cancelled += b->handlers_cancelled.load(std::memory_order_relaxed);
     }
     return t;
 }

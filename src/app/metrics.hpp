@@ -39,6 +39,7 @@ public:
     void record_shared(uint32_t route, int status, uint64_t micros);
     void count_pool_rejected();
     void count_handler_exception(unsigned loop);  // loop past the last: from a worker
+    void count_handler_cancelled(unsigned loop);  // on the loop: its client went away first
 
     struct Totals {
         std::vector<std::array<uint64_t, kClasses>> by_route;  // [route][class]
@@ -48,6 +49,7 @@ public:
         uint64_t rate_limited = 0;
         uint64_t pool_rejected = 0;
         uint64_t handler_exceptions = 0;  // handlers that threw (answered 500)
+        uint64_t handlers_cancelled = 0;  // waiting handlers whose client went away
     };
     Totals totals() const;
     const std::vector<RouteLabel>& routes() const { return routes_; }
@@ -61,6 +63,7 @@ private:
         std::atomic<uint64_t> rate_limited{0};
         std::atomic<uint64_t> pool_rejected{0};
         std::atomic<uint64_t> handler_exceptions{0};
+        std::atomic<uint64_t> handlers_cancelled{0};
     };
     static size_t bucket_of(uint64_t micros);
     static size_t class_of(int status);

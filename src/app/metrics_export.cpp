@@ -126,6 +126,11 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP rivet_handler_exceptions_total Handlers that threw (each answered 500).");
     line(out, "# TYPE rivet_handler_exceptions_total counter");
     sample(out, "rivet_handler_exceptions_total", t.handler_exceptions);
+    line(out,
+         "# HELP rivet_handlers_cancelled_total Waiting handlers stopped because their client "
+         "went away.");
+    line(out, "# TYPE rivet_handlers_cancelled_total counter");
+    sample(out, "rivet_handlers_cancelled_total", t.handlers_cancelled);
     line(out, "# HELP rivet_workers Worker pool threads.");
     line(out, "# TYPE rivet_workers gauge");
     sample(out, "rivet_workers", s.serving.workers);
@@ -190,6 +195,7 @@ std::string status_json(const Snapshot& s) {
     j["loops"] = s.serving.loops;
     j["pool_rejected"] = t.pool_rejected;
     j["handler_exceptions"] = t.handler_exceptions;
+    j["handlers_cancelled"] = t.handlers_cancelled;
     j["rate_limiting"] = s.rate_limiting;
     j["rate_limited"] = t.rate_limited;
     j["rate_limit_clients"] = s.rate_limit_clients;

@@ -148,6 +148,11 @@ void Connection::on_peer_eof() {
     peer_eof_ = true;
     // Half a request can never be finished now: unless answers are owed, close at once.
     if (out_.empty() && !owes()) return close_now();
+    // An answer still being worked on (a Deferred) is abandoned, as nginx treats a client's EOF
+    // while its request waits (499): the client went away, so the work stops. What is already
+    // answered would be lost with it, which a client that half-closes risks only while a
+    // handler waits; answers made at once still reach it (they are sent before the EOF is read).
+    if (awaits_deferred()) return close_now();
     end_reading();
     std::string().swap(in_);
     update_interest();

@@ -80,7 +80,7 @@ public:
     // Called by ErrorReply.
     void answer_error(const ReplyView* reply, int status, std::string_view text, uint64_t slot);
 
-    void close_now();        // immediately, whatever is pending
+    void close_now();        // immediately, whatever is pending; cancels owed deferred answers
     void close_when_idle();  // during a drain: after what is in flight
 
 private:
@@ -105,6 +105,7 @@ private:
         http::Framing framing;
         std::optional<Reply> reply;  // serialized when it leaves (see release_ready_slots)
         std::string bytes;           // or an answer already serialized
+        std::shared_ptr<DeferredState> deferred;  // a Later answer's shared state
     };
     // What is owed beyond the output buffer; allocated on first use.
     struct Pending {
@@ -185,6 +186,8 @@ private:
     bool send_file_piece();  // false: the socket is full (or the connection closed)
     void after_flush();
     void begin_close();
+    void cancel_deferred();  // tells the holders of unfinished Deferreds the connection is gone
+    bool awaits_deferred() const;
     void drop_input();
     void update_interest();
     void arm_timer();

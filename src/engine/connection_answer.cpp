@@ -44,6 +44,8 @@ Deferred Connection::defer(const http::RequestHead& head) {
     d.fd_ = fd_;
     d.connection_id_ = id_;
     d.sequence_ = answer({Answer::Kind::Later}, framing_for(head, false));
+    d.state_ = std::make_shared<DeferredState>();
+    pending_->slots.back().deferred = d.state_;
     if (upload_open_for(head)) upload_->answer_slot = d.sequence_;
     return d;
 }
@@ -58,7 +60,7 @@ uint64_t Connection::answer(const Answer& a, const http::Framing& framing) {
         return 0;
     }
     auto& p = pending();
-    Slot slot{p.next_sequence++, a.kind != Answer::Kind::Later, framing, std::nullopt, {}};
+    Slot slot{p.next_sequence++, a.kind != Answer::Kind::Later, framing, std::nullopt, {}, {}};
     if (a.kind == Answer::Kind::Full)
         slot.reply = Reply::copy_of(*a.reply);
     else if (a.kind == Answer::Kind::Simple)
@@ -185,6 +187,28 @@ void Connection::release_ready_slots() {
             end_reading();
             p.slots.clear();  // nothing after an answer that ends the connection is sent
         }
+    }
+}
+
+bool Connection::awaits_deferred() const {
+    if (!pending_) return false;
+    for (const auto& slot : pending_->slots)
+        if (!slot.ready && slot.deferred) return true;
+    return false;
+}
+
+// The connection is closed: whoever still owes an answer learns it, once. Runs after the close,
+// so a callback that completes or drops its Deferred finds a decided state and does nothing.
+void Connection::cancel_deferred() {
+    if (!pending_) return;
+    std::vector<std::shared_ptr<DeferredState>> cancelled;
+    for (auto& slot : pending_->slots)
+        if (!slot.ready && slot.deferred && slot.deferred->settle(DeferredState::kCancelled))
+            cancelled.push_back(std::move(slot.deferred));
+    pending_->slots.clear();
+    for (auto& state : cancelled) {
+        LoopStats::bump(owner_.stats().cancelled);
+        if (auto fn = std::move(state->on_cancel)) fn();
     }
 }
 

@@ -226,7 +226,8 @@ void Connection::close_now() {
     body_.reset();  // gives back its share of the body budget now
     // No EPOLL_CTL_DEL: the socket is never duplicated, so closing it drops its registration.
     ::close(fd_);
-    owner_.connection_closed(this);
+    owner_.connection_closed(this);  // freed at the end of the turn: still ours below
+    cancel_deferred();
 }
 
 }  // namespace rivet::engine

@@ -57,6 +57,7 @@ Deferred& Deferred::operator=(Deferred&& other) noexcept {
             complete(internal_error());
         }
         thread_ = other.thread_;
+        state_ = std::move(other.state_);
         fd_ = other.fd_;
         connection_id_ = other.connection_id_;
         sequence_ = other.sequence_;
@@ -71,10 +72,20 @@ Deferred::~Deferred() {
     }
 }
 
+void Deferred::on_cancel(std::function<void()> fn) {
+    if (state_) state_->on_cancel = std::move(fn);
+}
+
+bool Deferred::cancelled() const {
+    return state_ && state_->outcome.load(std::memory_order_acquire) == DeferredState::kCancelled;
+}
+
 void Deferred::complete(Reply&& reply) {
     if (!thread_) return;
     IoThread* thread = thread_;
     thread_ = nullptr;
+    // The connection is gone (its cancel won): nothing to deliver, and nothing to wake.
+    if (!state_->settle(DeferredState::kCompleted)) return;
     thread->loop().post(
         [thread, fd = fd_, id = connection_id_, seq = sequence_, r = std::move(reply)]() mutable {
             thread->deliver(fd, id, seq, std::move(r));

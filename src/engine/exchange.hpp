@@ -3,7 +3,10 @@
 // from any thread (defer, then Deferred::complete). Responses leave in request order either way.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -34,8 +37,28 @@ struct PeerIp {
     uint8_t bytes[16] = {};
 };
 
+// What a Deferred and its connection's slot share: who ended the wait, the answer (complete)
+// or the connection (cancel, when it closes first). Decided once, by compare-and-swap, so a
+// cancel never follows a completion and an answer completed after a cancel goes nowhere.
+struct DeferredState {
+    enum Outcome : uint8_t { kWaiting, kCompleted, kCancelled };
+    std::atomic<uint8_t> outcome{kWaiting};
+    // Set and run on the connection's loop thread only.
+    std::function<void()> on_cancel;
+
+    bool settle(Outcome o) {
+        uint8_t expected = kWaiting;
+        return outcome.compare_exchange_strong(expected, o, std::memory_order_acq_rel);
+    }
+};
+
 // The right to answer one request later. Move-only; thread-safe to complete from anywhere.
 // Dropped without complete(), it answers 500 so that the connection never waits forever.
+//
+// Cancellation: when the connection closes while this answer is still owed (the client reset,
+// sent EOF while waiting, or a timeout or drain cut it off), the callback given to on_cancel()
+// runs on the connection's loop thread, once, and only if complete() had not been called; a
+// complete() after that does nothing.
 class Deferred {
 public:
     Deferred() = default;
@@ -47,9 +70,15 @@ public:
 
     void complete(Reply&& reply);
     bool valid() const { return thread_ != nullptr; }
+    // On the connection's loop thread, before the answer can be cancelled (i.e. before control
+    // returns to the loop); replaces an earlier callback.
+    void on_cancel(std::function<void()> fn);
+    // True once the connection gave up on this answer (any thread; a hint: it may change after).
+    bool cancelled() const;
 
 private:
     friend class Connection;
+    std::shared_ptr<DeferredState> state_;
     IoThread* thread_ = nullptr;
     int fd_ = -1;
     uint64_t connection_id_ = 0;

@@ -15,6 +15,7 @@ struct ServerStats {
     uint64_t bytes_out = 0;        // written to them (sendfile included)
     uint64_t bodies_waiting = 0;   // connections whose buffered body waits for the body budget
     uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
+    uint64_t cancelled = 0;        // deferred answers whose connection closed before they came
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -24,6 +25,7 @@ struct ServerStats {
         bytes_out += o.bytes_out;
         bodies_waiting += o.bodies_waiting;
         body_bytes_held += o.body_bytes_held;
+        cancelled += o.cancelled;
         return *this;
     }
 };
@@ -37,6 +39,7 @@ struct LoopStats {
     std::atomic<uint64_t> open_connections{0};
     std::atomic<uint64_t> bytes_in{0};
     std::atomic<uint64_t> bytes_out{0};
+    std::atomic<uint64_t> cancelled{0};
     std::atomic<uint64_t> bodies_waiting{0};  // a gauge
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
@@ -51,7 +54,8 @@ struct LoopStats {
                 bytes_in.load(r),
                 bytes_out.load(r),
                 bodies_waiting.load(r),
-                0};
+                0,
+                cancelled.load(r)};
     }
 };
 

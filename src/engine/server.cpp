@@ -24,6 +24,10 @@ Server::~Server() {
     wait();
 }
 
+net::Loop& Server::loop(unsigned i) {
+    return threads_.at(i)->loop();
+}
+
 void Server::start() {
     for (auto& t : threads_) t->start();
 }

@@ -11,6 +11,7 @@
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
+#include "net/loop.hpp"
 
 namespace rivet::engine {
 
@@ -34,6 +35,8 @@ public:
     void post(unsigned loop, std::function<void()> task);
 
     ServerStats stats() const;
+    // Loop `i`'s event loop, for the services above (post, timers, watches).
+    net::Loop& loop(unsigned i);
     // New limits and timeouts for every loop (host, port and threads stay as they are).
     void reconfigure(const ServerConfig& config);
 

@@ -1,14 +1,22 @@
 // Loop: one thread's event loop: epoll readiness, timers and a wake-up inbox for work posted from
 // other threads (the worker pool's finished responses, shutdown).
 //
+// Services for the layers above (coroutine handlers, user code): post() from any thread,
+// one-shot callback timers with millisecond resolution (call_after/cancel_timer, from any
+// thread), readiness watches on any descriptor (watch/unwatch, on the loop's thread), and
+// current(), the loop running on the calling thread.
+//
 // Level-triggered on purpose: a connection is registered once for reading and never touched again
 // unless a write comes up short (then writability is asked for until the output drains). That is
 // one epoll_wait, one read and one write per request, and no epoll_ctl on the request path.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "net/timer_wheel.hpp"
@@ -49,6 +57,32 @@ public:
     // eventfd write however many tasks arrive before the loop drains them.
     void post(Task task);
 
+    // One-shot timer: `fn` runs on this loop's thread `delay_ms` from now (1 ms ticks on the
+    // coarse monotonic clock, so within a few ms). From any thread: off the loop the timer is armed
+    // through post(). The id is unique for the loop's lifetime, so cancelling one that already
+    // fired is harmless.
+    using TimerId = uint64_t;
+    TimerId call_after(uint64_t delay_ms, Task fn);
+    // Disarms a timer that has not fired. From any thread (off the loop, through post(): a timer
+    // due meanwhile may still fire). On the loop: true when it was disarmed before firing.
+    bool cancel_timer(TimerId id);
+
+    // Readiness watch on any descriptor (not one registered with add()): `fn(events)` runs on the
+    // loop's thread each time `fd` is ready for `interest` (kReadable/kWritable; kHangup is always
+    // reported) until unwatch(). One watch per descriptor. Loop thread only; `fn` may unwatch
+    // (itself or others).
+    using WatchId = uint64_t;
+    WatchId watch(int fd, uint32_t interest, std::function<void(uint32_t events)> fn);
+    void unwatch(WatchId id);  // harmless for an id already unwatched
+
+    // The loop whose run() is on the calling thread's stack; nullptr elsewhere.
+    static Loop* current();
+    bool on_loop_thread() const { return current() == this; }
+
+    // One pointer for the layer above to find its own per-loop object from current().
+    void set_user_data(void* p) { user_data_ = p; }
+    void* user_data() const { return user_data_; }
+
     TimerWheel& timers() { return timers_; }
     uint64_t now_ms() const { return now_ms_; }       // the monotonic clock, read once per turn
     int64_t wall_seconds() const { return wall_s_; }  // wall clock (Unix seconds), once per turn
@@ -57,16 +91,29 @@ public:
     void on_turn_end(std::function<void()> hook) { turn_end_hooks_.push_back(std::move(hook)); }
 
 private:
+    struct CallbackTimer;
+    struct FdWatch;
+
     void drain_inbox();
     void read_clocks();
+    int next_timeout_ms() const;
+    void arm(TimerId id, uint64_t delay_ms, Task fn);
 
     int epfd_ = -1;
     int wakefd_ = -1;
     bool running_ = false;
     uint64_t now_ms_ = 0;
     int64_t wall_s_ = 0;
-    TimerWheel timers_;
+    TimerWheel timers_;       // the engine's timeouts: coarse (100 ms ticks), re-armed often
+    TimerWheel fine_timers_;  // call_after(): 1 ms ticks, so a 50 ms sleep lasts 50 ms
     std::vector<std::function<void()>> turn_end_hooks_;
+    void* user_data_ = nullptr;
+
+    std::atomic<uint64_t> next_id_{1};  // timer and watch ids
+    std::unordered_map<TimerId, std::unique_ptr<CallbackTimer>> callback_timers_;
+    std::unordered_map<WatchId, std::unique_ptr<FdWatch>> watches_;
+    // Unwatched this turn: epoll may still hold an event for them, so they are freed at its end.
+    std::vector<std::unique_ptr<FdWatch>> retired_watches_;
 
     std::mutex inbox_mutex_;
     std::vector<Task> inbox_;

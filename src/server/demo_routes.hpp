@@ -1,5 +1,6 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, and the files of the root (the demo site) at /, compressed on the fly.
+// /headers, /cookies, /wait, /cpu, /later, and the files of the root (the demo site) at /,
+// compressed on the fly.
 #pragma once
 
 #include <string>
@@ -28,5 +29,7 @@ struct DemoOptions {
 };
 
 void add_demo_routes(App& app, const DemoOptions& options);
+// /wait, /cpu and /later: handlers that wait without holding their loop (demo_waiting_routes.cpp).
+void add_waiting_routes(App& app);
 
 }  // namespace rivet::server

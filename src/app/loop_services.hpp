@@ -1,0 +1,52 @@
+// The framework's per-loop services behind rivet::EventLoop and the awaitables of
+// rivet/async.hpp: the loop itself, the worker pool, and what a full pool answers.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <rivet/event_loop.hpp>
+
+namespace rivet::net {
+class Loop;
+}
+
+namespace rivet::app {
+
+class WorkerPool;
+
+struct LoopServices {
+    net::Loop* loop = nullptr;
+    WorkerPool* pool = nullptr;
+    unsigned retry_after_s = 1;  // of the 503 when the pool's queue is full
+};
+
+// One EventLoop per I/O loop, made before the loops run and kept until they have ended.
+class EventLoops {
+public:
+    // Tags each net::Loop so that EventLoop::current() finds its EventLoop.
+    EventLoops(std::vector<net::Loop*> loops, WorkerPool* pool, unsigned retry_after_s);
+    ~EventLoops();
+
+    EventLoop& at(unsigned i) { return *loops_.at(i); }
+    size_t size() const { return loops_.size(); }
+
+private:
+    std::vector<std::unique_ptr<LoopServices>> services_;
+    std::vector<std::unique_ptr<EventLoop>> loops_;
+};
+
+}  // namespace rivet::app
+
+namespace rivet::detail {
+
+struct LoopAccess {
+    static std::unique_ptr<EventLoop> make(app::LoopServices* s, unsigned index) {
+        return std::unique_ptr<EventLoop>(new EventLoop(s, index));
+    }
+    static app::LoopServices& services(const EventLoop& l) {
+        return *static_cast<app::LoopServices*>(l.impl_);
+    }
+};
+
+}  // namespace rivet::detail
