@@ -81,6 +81,10 @@ public:
         // or smaller): past it the request is answered 413 before its body is read (with a
         // Content-Length), or as soon as a chunked body crosses it.
         Route& max_body(uint64_t bytes);
+        // The body is not buffered: the handler, a coroutine, reads it piece by piece with
+        // req.body_stream() (rivet/body_stream.hpp), in bounded memory and with backpressure.
+        // Throws std::logic_error when the route's handler is not a coroutine.
+        Route& stream_body();
         // The order of this route's offloaded requests among those waiting for a worker, and
         // how far they may fill it (rivet/priority.hpp); default Normal.
         Route& priority(Priority level);

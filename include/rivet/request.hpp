@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <rivet/body_stream.hpp>
 #include <rivet/context.hpp>
 #include <rivet/header_fields.hpp>
 #include <rivet/method.hpp>
@@ -26,6 +27,10 @@ struct RequestHead;
 }
 namespace app {
 struct RouteParams;
+}
+class Request;
+namespace detail {
+void attach_body_stream(Request& req, std::shared_ptr<BodyStreamState> stream);
 }
 namespace engine {
 class Exchange;
@@ -83,6 +88,11 @@ public:
     // A copy that owns its bytes, for work that outlives the connection's buffer (offload).
     Request detach() const;
 
+    // The body as a stream (rivet/body_stream.hpp): on a route marked `.stream_body()` pieces
+    // as they arrive (body() is empty there); elsewhere the buffered body as one piece. The
+    // stream must not outlive this Request.
+    BodyStream body_stream() const;
+
 private:
     struct Owned;
     // Pointers, not copies: a Request is built for every request, so it stays a few words big.
@@ -94,7 +104,9 @@ private:
     mutable std::string peer_;
     std::shared_ptr<Owned> owned_;  // set on detached copies
     mutable std::shared_ptr<std::vector<std::pair<std::string, std::string>>> query_;
-    mutable std::shared_ptr<Context> context_;  // made on first use
+    mutable std::shared_ptr<Context> context_;         // made on first use
+    std::shared_ptr<detail::BodyStreamState> stream_;  // a streamed body's; shared when detached
+    friend void detail::attach_body_stream(Request&, std::shared_ptr<detail::BodyStreamState>);
 };
 
 }  // namespace rivet

@@ -40,6 +40,15 @@ App::Route& App::Route::max_body(uint64_t bytes) {
     return *this;
 }
 
+App::Route& App::Route::stream_body() {
+    auto& route = app_.impl_->routes[id_];
+    if (!route.coroutine)
+        throw std::logic_error("stream_body() needs a coroutine handler (returning rivet::Task<>)");
+    route.streamed = true;
+    app_.impl_->routes_plan_bodies = true;
+    return *this;
+}
+
 App::App() : impl_(std::make_unique<Impl>()) {}
 
 App::~App() {

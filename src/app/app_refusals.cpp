@@ -13,7 +13,9 @@ void App::Impl::plan_body(const http::RequestHead& head, engine::BodyPlan& plan)
     if (!routes_plan_bodies || head.framing == http::BodyFraming::None) return;
     auto match = router.find(head.method, head.path);
     if (match.kind != app::Router::Match::Found) return;
-    if (uint64_t limit = routes[match.route].max_body; limit != 0) plan.limit = limit;
+    const RouteEntry& route = routes[match.route];
+    if (route.max_body != 0) plan.limit = route.max_body;
+    if (route.streamed) plan.mode = engine::BodyPlan::Mode::Streamed;
 }
 
 void App::Impl::answer_protocol_error(const engine::ProtocolError& refused,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "app/app_impl.hpp"
+#include "app/body_stream.hpp"
 #include "app/error_response.hpp"
 #include "app/server_options.hpp"
 
@@ -45,6 +46,9 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, bool rate_limi
     const auto& head = ex.head();
     app::Router::Match match;  // routing fills its params, which `req` shows from then on
     Request req(head, ex.body(), match.params, &ex);
+    if (ex.streamed())  // a stream_body() route: its handler pulls the body
+        detail::attach_body_stream(
+            req, std::make_shared<detail::BodyStreamState>(detail::BodyStreamState{ex.source()}));
     Response res;
     app::MiddlewareChain::Slice slice;
     middleware.select(head.path, slice);

@@ -3,11 +3,16 @@
 //   GET /cpu?ms=50      a coroutine awaiting ms of CPU work on the worker pool
 //   GET /later?ms=200   the callback form: an AsyncReply answered from a loop timer
 //   GET /hello-task     /hello as a coroutine that never waits (the fast path, for benchmarks)
+//   POST /upload        a streamed body (rivet/body_stream.hpp): its size and CRC-32, in
+//                       bounded memory whatever its size
 #include <time.h>
+#include <zlib.h>
 
 #include <chrono>
+#include <cstdio>
 
 #include <rivet/async.hpp>
+#include <rivet/body_stream.hpp>
 
 #include "server/demo_routes.hpp"
 #include "server/number_input.hpp"
@@ -20,6 +25,7 @@ constexpr uint64_t kDefaultWaitMs = 200;
 constexpr uint64_t kMaxWaitMs = 60'000;
 constexpr uint64_t kDefaultCpuMs = 50;
 constexpr uint64_t kMaxCpuMs = 10'000;
+constexpr uint64_t kMaxUploadBytes = uint64_t(16) << 30;  // 16 GiB: streamed, never held
 
 // ?ms= within [0, max]; throws HttpError(400) otherwise.
 uint64_t millis(const Request& req, uint64_t fallback, uint64_t max) {
@@ -74,6 +80,17 @@ void later_handler(Request& req, AsyncReply reply) {
                                      });
 }
 
+// Reads the body piece by piece as it arrives: the server never holds more than a piece of it.
+Task<> upload_handler(Request& req, Response& res) {
+    BodyStream body = req.body_stream();
+    uLong crc = crc32(0, nullptr, 0);
+    while (auto piece = co_await body.next())
+        crc = crc32_z(crc, reinterpret_cast<const Bytef*>(piece->data()), piece->size());
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08lx", crc);
+    res.json({{"bytes", body.received()}, {"crc32", hex}});
+}
+
 }  // namespace
 
 void add_waiting_routes(App& app) {
@@ -84,6 +101,7 @@ void add_waiting_routes(App& app) {
     app.get("/wait", wait_handler);
     app.get("/cpu", cpu_handler);
     app.get("/later", later_handler);
+    app.post("/upload", upload_handler).stream_body().max_body(kMaxUploadBytes);
 }
 
 }  // namespace rivet::server
