@@ -106,12 +106,14 @@ bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& 
         return false;
     }
     route.handler(call.req, res);
-    if (route.files && res.status() == 404) {
+    if (route.files && (res.status() == 404 || res.status() == 403)) {
         // No such file, but routes serve this path with other methods: 405 says more.
         auto other = routes_only.find(head.method, head.path);
-        if (other.kind == app::Router::Match::MethodNotAllowed) {
+        if (res.status() == 404 && other.kind == app::Router::Match::MethodNotAllowed) {
             error(call, 405, "Method Not Allowed");
             res.header("Allow", allow_list(other.allowed));
+        } else {  // the files' refusals are the framework's: the error handler shapes them
+            error(call, res.status(), app::reason_of(res.status()));
         }
     }
     return true;

@@ -1,10 +1,12 @@
 """The shipped examples, built with the project, on a real socket: what a new user copies must
 answer a client's mistakes with a 4xx, never a 500."""
 import json
+import time
+from pathlib import Path
 
 import pytest
 
-from rivet_e2e import BIN
+from rivet_e2e import BIN, SLOW
 
 EXAMPLES = BIN.parent
 
@@ -28,3 +30,76 @@ def test_hello_api_answers_and_refuses_bad_input_with_400(hello_api):
         r = hello_api.get(f"/primes?below={below}")
         assert r.status == 400, (below, r)
     assert hello_api.get("/nope").status == 404
+
+
+@pytest.fixture
+def todo_api(rivet):
+    front = Path(__file__).resolve().parents[2] / "examples" / "todo_public"
+    return rivet(command=[EXAMPLES / "example_todo_api", 0, front], root=None)
+
+
+ALICE = {"Authorization": "Bearer alice-token"}
+BOB = {"Authorization": "Bearer bob-token"}
+
+
+def test_todo_api_crud_with_auth_context_and_typed_ids(todo_api):
+    r = todo_api.post("/todos", '{"title": "write docs"}', headers=ALICE)
+    assert r.status == 201, r
+    todo = json.loads(r.body)
+    assert todo == {"id": todo["id"], "title": "write docs", "done": False}
+    assert r.header("Location") == f"/todos/{todo['id']}"
+    assert r.header("X-Request-Id"), r
+    r = todo_api.request("PATCH", f"/todos/{todo['id']}", body=b'{"done": true}', headers=ALICE)
+    assert r.status == 200 and json.loads(r.body)["done"] is True, r
+    assert json.loads(todo_api.get("/todos", headers=ALICE).body) == [
+        {"id": todo["id"], "title": "write docs", "done": True}]
+    # The context carries the user: bob sees none of alice's todos.
+    assert json.loads(todo_api.get("/todos", headers=BOB).body) == []
+    assert todo_api.get(f"/todos/{todo['id']}", headers=BOB).status == 404
+    r = todo_api.request("DELETE", f"/todos/{todo['id']}", headers=ALICE)
+    assert r.status == 204, r
+    assert todo_api.get(f"/todos/{todo['id']}", headers=ALICE).status == 404
+    # A typed id: not digits is no route at all.
+    r = todo_api.get("/todos/abc", headers=ALICE)
+    assert r.status == 404 and json.loads(r.body) == {"error": "Not Found"}, r
+
+
+def test_todo_api_refuses_with_json_errors_and_cors_everywhere(todo_api):
+    origin = {"Origin": "https://app.example"}
+    r = todo_api.get("/todos", headers=origin)
+    assert r.status == 401 and r.header("WWW-Authenticate") == "Bearer", r
+    assert r.header("Access-Control-Allow-Origin") == "*", r
+    assert json.loads(r.body) == {"error": "a valid bearer token is required"}
+    for body, message in (('{"title": ', "invalid JSON body"), ('{"done": true}', "title is required"),
+                          ('{"title": ""}', "title must be"), ('[1]', "JSON object")):
+        r = todo_api.post("/todos", body, headers={**ALICE, **origin})
+        assert r.status == 400, (body, r)
+        assert message in json.loads(r.body)["error"], (body, r.body)
+        assert r.header("Access-Control-Allow-Origin") == "*", r
+    r = todo_api.request("PUT", "/todos/1", body=b"{}", headers={**ALICE, **origin})
+    assert r.status == 405 and r.header("Access-Control-Allow-Origin") == "*", r
+    # A preflight is answered before the auth check.
+    r = todo_api.request("OPTIONS", "/todos", headers={
+        **origin, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert r.status == 204, r
+    assert r.header("Access-Control-Allow-Headers") == "authorization, content-type", r
+
+
+def test_todo_api_front_page_cpu_route_and_slow_dependency(todo_api):
+    r = todo_api.get("/")
+    assert r.status == 200 and b"<h1>Todos</h1>" in r.body, r
+    r = todo_api.get("/primes/100")
+    assert r.status == 200 and json.loads(r.body) == {"below": 100, "primes": 25}, r
+    assert todo_api.get("/primes/20000000").status == 400
+    # 20 requests that each wait 200 ms on the slow service, at once: waited for together.
+    conns = [todo_api.connect() for _ in range(20)]
+    start = time.monotonic()
+    for c in conns:
+        c.send(b"GET /forecast HTTP/1.1\r\nHost: x\r\n\r\n")
+    for c in conns:
+        r = c.read_response()
+        assert r.status == 200 and json.loads(r.body) == {"forecast": "sunny"}, r
+        c.close()
+    elapsed = time.monotonic() - start
+    assert elapsed < 2.0 * SLOW, f"20 waits of 200 ms took {elapsed:.2f} s: they did not overlap"
