@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -40,6 +39,7 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 
 import stats  # noqa: E402
+from bench import raise_nofile  # noqa: E402
 from peers import HELLO, proc_cpu_ticks, proc_status_kb, wait_listening  # noqa: E402
 from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
@@ -75,14 +75,6 @@ def build(src: Path, out: Path) -> Path:
     if r.returncode != 0:
         raise BenchError(f"building {out.name} against {src} failed:\n{r.stderr[-3000:]}")
     return out
-
-
-def raise_nofile(want: int) -> None:
-    """For this process and, inherited, the server and wrk."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    limit = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if soft < limit:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
 
 
 class Server:
@@ -282,7 +274,9 @@ def main() -> int:
     args = ap.parse_args()
     if args.duration < 1 or args.reps < 1 or args.waiters < 1:
         ap.error("--duration, --reps and --waiters must be at least 1")
-    raise_nofile(args.waiters + 1024)
+    soft, _ = raise_nofile()  # for this process and, inherited, the server and wrk
+    if soft < args.waiters + 1024:
+        raise BenchError(f"{args.waiters:,} waiters need more open files than the limit, {soft}")
 
     out = REPO / "build" / "bench-framework"
     binaries = {"current": build(REPO, out / "app-current")}
