@@ -87,7 +87,7 @@ bench-models: build
 	bash bench/run.sh --models
 
 # What the framework's features cost per request beside a plain /hello: middleware, a coroutine
-# that does not wait, 10,000 requests waiting on a timer (~5 min; docs/BENCHMARKS.md). Not in
+# that does not wait, 10,000 requests waiting on a timer (~3 min; docs/BENCHMARKS.md). Not in
 # `make test`; its smoke test is (bench/test_framework_bench.py). Options: BENCH_FRAMEWORK_ARGS.
 bench-framework: build
 	python3 bench/framework/run.py $(BENCH_FRAMEWORK_ARGS)
