@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models format clean
+.PHONY: all setup build run test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
 
 all: build
 
@@ -85,6 +85,12 @@ bench-full: build
 
 bench-models: build
 	bash bench/run.sh --models
+
+# What the framework's features cost per request beside a plain /hello: middleware, a coroutine
+# that does not wait, 10,000 requests waiting on a timer (~3 min; docs/BENCHMARKS.md). Not in
+# `make test`; its smoke test is (bench/test_framework_bench.py). Options: BENCH_FRAMEWORK_ARGS.
+bench-framework: build
+	python3 bench/framework/run.py $(BENCH_FRAMEWORK_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
