@@ -23,8 +23,6 @@ WAITERS = 1000
 
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
 @pytest.mark.skipif(not (REPO / "build" / "librivet.a").exists(), reason="no build/librivet.a")
-# Until the coroutine API (branch async) is merged, app.cpp cannot build here.
-@pytest.mark.skipif(not (REPO / "include" / "rivet" / "task.hpp").exists(), reason="no rivet/task.hpp")
 def test_framework_bench_runs(tmp_path):
     env = dict(os.environ)
     env.pop("RIVET_BASE_SRC", None)  # this checkout only

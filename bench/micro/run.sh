@@ -9,7 +9,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 build() {  # SRC BENCH NAME
     g++ -std=c++20 -O2 -I"$1/include" -I"$1/src" "bench/micro/$2.cpp" \
-        "$1/build/librivet.a" -lpthread -o "$out/$3"
+        "$1/build/librivet.a" -lz -lbrotlienc -lzstd -lpthread -o "$out/$3"
 }
 benches=("$@")
 [ ${#benches[@]} -gt 0 ] || benches=(request_build router_find)
