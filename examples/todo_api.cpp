@@ -99,14 +99,15 @@ int main(int argc, char** argv) {
     app.use(rivet::request_id());
     // Every /todos route: a bearer token names the user, handlers read it from the context.
     app.use("/todos", rivet::before([&tokens](Request& req, Response&) {
-        std::string_view auth = req.header("Authorization");
-        auto user = auth.starts_with("Bearer ") ? tokens.find(auth.substr(7)) : tokens.end();
-        if (user == tokens.end())
-            throw HttpError(401, "a valid bearer token is required")
-                .header("WWW-Authenticate", "Bearer");
-        req.context().set(User{user->second});
-        return true;
-    }));
+                std::string_view auth = req.header("Authorization");
+                auto user =
+                    auth.starts_with("Bearer ") ? tokens.find(auth.substr(7)) : tokens.end();
+                if (user == tokens.end())
+                    throw HttpError(401, "a valid bearer token is required")
+                        .header("WWW-Authenticate", "Bearer");
+                req.context().set(User{user->second});
+                return true;
+            }));
     auto user = [](const Request& req) { return req.context().get<User>().name; };
 
     app.get("/todos", [&](Request& req, Response& res) { res.json(store.list(user(req))); });
@@ -121,7 +122,8 @@ int main(int argc, char** argv) {
         res.json(store.update(user(req), id(req), [](Todo&) {}));
     });
     app.patch("/todos/:id<int>", [&](Request& req, Response& res) {
-        res.json(store.update(user(req), id(req), [&](Todo& t) { t = todo_from(req, t.owner, &t); }));
+        res.json(
+            store.update(user(req), id(req), [&](Todo& t) { t = todo_from(req, t.owner, &t); }));
     });
     app.del("/todos/:id<int>", [&](Request& req, Response& res) {
         store.remove(user(req), id(req));
@@ -129,16 +131,18 @@ int main(int argc, char** argv) {
     });
 
     // CPU-heavy: on the worker pool, so the I/O loops keep serving.
-    app.get("/primes/:below<uint>", [](Request& req, Response& res) {
-        uint64_t below = *req.param_as<uint64_t>("below"), count = 0;
-        if (below > 10'000'000) throw HttpError(400, "below must be at most 10000000");
-        for (uint64_t n = 2; n < below; ++n) {
-            bool prime = true;
-            for (uint64_t d = 2; d * d <= n && prime; ++d) prime = n % d != 0;
-            count += prime;
-        }
-        res.json({{"below", below}, {"primes", count}});
-    }).offload();
+    app.get("/primes/:below<uint>",
+            [](Request& req, Response& res) {
+                uint64_t below = *req.param_as<uint64_t>("below"), count = 0;
+                if (below > 10'000'000) throw HttpError(400, "below must be at most 10000000");
+                for (uint64_t n = 2; n < below; ++n) {
+                    bool prime = true;
+                    for (uint64_t d = 2; d * d <= n && prime; ++d) prime = n % d != 0;
+                    count += prime;
+                }
+                res.json({{"below", below}, {"primes", count}});
+            })
+        .offload();
 
     // A slow outside service (200 ms), awaited on the loop: no thread waits for it.
     app.get("/forecast", [](Request&, Response& res) -> rivet::Task<> {

@@ -108,12 +108,14 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# TYPE rivet_connections_accepted_total counter");
     sample(out, "rivet_connections_accepted_total", s.serving.traffic.accepted);
 
-    line(out, "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "
-              "still arriving (limits.max_buffered_body_bytes).");
+    line(out,
+         "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "
+         "still arriving (limits.max_buffered_body_bytes).");
     line(out, "# TYPE rivet_request_body_bytes_buffered gauge");
     sample(out, "rivet_request_body_bytes_buffered", s.serving.traffic.body_bytes_held);
-    line(out, "# HELP rivet_request_bodies_waiting Connections not read: their body waits for "
-              "buffered bytes to be freed.");
+    line(out,
+         "# HELP rivet_request_bodies_waiting Connections not read: their body waits for "
+         "buffered bytes to be freed.");
     line(out, "# TYPE rivet_request_bodies_waiting gauge");
     sample(out, "rivet_request_bodies_waiting", s.serving.traffic.bodies_waiting);
 
