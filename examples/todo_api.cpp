@@ -111,11 +111,14 @@ int main(int argc, char** argv) {
     auto user = [](const Request& req) { return req.context().get<User>().name; };
 
     app.get("/todos", [&](Request& req, Response& res) { res.json(store.list(user(req))); });
-    app.post("/todos", [&](Request& req, Response& res) {
-        json todo = store.add(todo_from(req, user(req)));
-        res.status(201).header("Location", "/todos/" + std::to_string(todo["id"].get<int64_t>()));
-        res.json(todo);
-    });
+    app.post("/todos",
+             [&](Request& req, Response& res) {
+                 json todo = store.add(todo_from(req, user(req)));
+                 res.status(201).header("Location",
+                                        "/todos/" + std::to_string(todo["id"].get<int64_t>()));
+                 res.json(todo);
+             })
+        .max_body(64 * 1024);  // a todo is small: larger bodies are refused, 413
     // ":id<int>" matches digits only: /todos/abc is a 404 before any handler runs.
     auto id = [](const Request& req) { return *req.param_as<int64_t>("id"); };
     app.get("/todos/:id<int>", [&](Request& req, Response& res) {

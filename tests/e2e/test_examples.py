@@ -76,6 +76,9 @@ def test_todo_api_refuses_with_json_errors_and_cors_everywhere(todo_api):
         assert r.status == 400, (body, r)
         assert message in json.loads(r.body)["error"], (body, r.body)
         assert r.header("Access-Control-Allow-Origin") == "*", r
+    r = todo_api.post("/todos", '{"title": "%s"}' % ("x" * 70_000), headers={**ALICE, **origin})
+    assert r.status == 413 and r.header("Access-Control-Allow-Origin") == "*", r
+    assert json.loads(r.body)["error"], r
     r = todo_api.request("PUT", "/todos/1", body=b"{}", headers={**ALICE, **origin})
     assert r.status == 405 and r.header("Access-Control-Allow-Origin") == "*", r
     # A preflight is answered before the auth check.
