@@ -63,6 +63,11 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
              run.host = v;
              return !v.empty();
          }},
+        {"--user",
+         [&](const std::string& v) {
+             c.user = v;
+             return !v.empty();
+         }},
         {"--threads",
          [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, run.threads); }},
         {"--workers",
@@ -213,6 +218,7 @@ Options:
   --check-config    validate the configuration, print the effective one, and exit
   --port N          TCP port to listen on (default 8080; 0 picks a free one)
   --bind ADDR       address to listen on (default 0.0.0.0; numeric IPv4 or IPv6)
+  --user NAME       once the ports are bound, drop root and run as NAME (ports 80, 443)
   --threads N       I/O loops (default: one per core)
   --workers N       worker threads for CPU-heavy routes (default: one per core)
   --queue N         offloaded requests waiting for a worker before 503 (default 1024)
@@ -248,6 +254,9 @@ Logs and rate limiting:
 Admin endpoints (/metrics, /status, /status.json, /healthz):
   --admin-port N    serve them on 127.0.0.1:N only, not on the main port
   --no-admin        do not serve them at all
+
+Container health check (exits 0 on a 2xx answer, 1 otherwise, 2 on a bad URL):
+  rivet --healthcheck http://HOST:PORT/PATH [--timeout-ms N]   (default 2000 ms)
 
   --help            show this help
   --version         show the version

@@ -168,6 +168,13 @@ const std::vector<Section>& schema() {
                   return {};
               }},
              integer<unsigned>("io_threads", 0, 1024, REF(run.threads)),
+             // "" (what --check-config prints when none is set): stay who started rivet.
+             {"user",
+              [](const json& v, Config& c) -> std::string {
+                  if (!v.is_string()) return "expected a user name, got " + shown(v);
+                  c.user = v.get<std::string>();
+                  return {};
+              }},
          }},
         {"threading",
          {
@@ -364,7 +371,8 @@ nlohmann::ordered_json effective_config(const Config& c) {
     j["server"] = {{"host", r.host},
                    {"port", r.port},
                    {"max_connections", l.max_connections},
-                   {"io_threads", r.threads}};
+                   {"io_threads", r.threads},
+                   {"user", c.user}};
     j["threading"] = {{"thread_pool_size", r.workers}, {"max_queue_size", r.queue}};
     j["cache"] = {{"enabled", c.cache.enabled},
                   {"max_size_mb", c.cache.max_size_mb},

@@ -25,6 +25,9 @@ struct Config {
     RunOptions run;
     DemoOptions demo;
     CacheOptions cache;
+    // server.user / --user: the account the process becomes once its sockets are bound
+    // (src/server/privileges.hpp); empty = stay who started it.
+    std::string user;
 };
 
 // The executable's defaults: the library's, plus /metrics, /status and /healthz on.

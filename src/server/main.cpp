@@ -1,11 +1,16 @@
 // The rivet executable: flags and configuration file -> App with the demo routes -> serve
 // until SIGINT/SIGTERM; SIGHUP re-reads the configuration file.
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
 
 #include "app/error_log.hpp"
 #include "server/command_line.hpp"
 #include "server/demo_routes.hpp"
+#include "server/healthcheck.hpp"
+#include "server/privileges.hpp"
 
 namespace {
 
@@ -25,6 +30,7 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         next.run.ops.admin.admin_host != now.run.ops.admin.admin_host)
         warn("the admin listener (metrics.admin_host, metrics.admin_port)");
     if (next.demo.root != now.demo.root) warn("static.root");
+    if (next.user != now.user) warn("server.user");
     if (next.demo.compression != now.demo.compression) warn("compression.enabled");
     if (next.cache.enabled != now.cache.enabled ||
         next.cache.max_size_mb != now.cache.max_size_mb ||
@@ -32,10 +38,48 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         warn("the file cache (cache.*)");
 }
 
+// App::run, with the privileges dropped between binding (App::start) and serving: App::run
+// offers no hook there. The same signals: SIGINT/SIGTERM drain, SIGHUP reopens the error log and
+// re-reads the configuration. The access log is not reopened here (App keeps that to App::run);
+// after the drop, files only root may write could not be reopened anyway.
+int serve_as(rivet::App& app, const CommandLine& cl, const rivet::server::TargetUser& user) {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before start: the threads inherit it
+    signal(SIGPIPE, SIG_IGN);
+    app.start(cl.run);
+    // The loops and workers run already and may be answering: they change user with this thread
+    // (glibc's setuid applies to all threads), a request served as root in between reads only
+    // what the demo routes read anyway.
+    if (auto e = rivet::server::drop_privileges(user); !e.empty()) {
+        rivet::app::log_error("--user " + user.name + ": " + e + "; stopping");
+        app.stop();
+        return 1;
+    }
+    if (!user.already)
+        rivet::app::log_info("running as user " + user.name + " (uid " + std::to_string(user.uid) +
+                             ", gid " + std::to_string(user.gid) + ")");
+    int sig = 0;
+    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+        if (auto e = rivet::app::ErrorLog::instance().reopen(); !e.empty())
+            rivet::app::log_error("reopening the error log: " + e);
+        if (cl.run.on_reload) cl.run.on_reload();
+    }
+    if (!cl.run.quiet) std::printf("rivet: signal %d, draining\n", sig);
+    std::fflush(stdout);
+    app.stop();
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "--healthcheck")
+        return rivet::server::run_healthcheck({args.begin() + 1, args.end()});
     auto cl = rivet::server::parse_command_line(args);
     switch (cl.action) {
         case CommandLine::Action::Help:
@@ -54,6 +98,15 @@ int main(int argc, char** argv) {
             return 0;
         case CommandLine::Action::Serve:
             break;
+    }
+    rivet::server::TargetUser user;
+    if (!cl.user.empty()) {
+        std::string error;
+        user = rivet::server::resolve_user(cl.user, error);
+        if (!error.empty()) {
+            std::fprintf(stderr, "rivet: %s\n", error.c_str());
+            return 2;
+        }
     }
     try {
         rivet::App app;
@@ -75,6 +128,13 @@ int main(int argc, char** argv) {
                 rivet::app::log_info("reload: configuration " + next.config_path + " applied");
             current = next;
         };
+        if (!cl.user.empty()) return serve_as(app, cl, user);
+        if (geteuid() == 0) {
+            // Where the error log will go, so the warning is found with the rest.
+            rivet::app::ErrorLog::instance().open(cl.run.ops.log.error_log);
+            rivet::app::log_warn(
+                "running as root: use --user (server.user) to serve as an unprivileged user");
+        }
         app.run(cl.run);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rivet: %s\n", e.what());

@@ -215,3 +215,18 @@ TEST(CommandLine, ConfigErrorsAndCheckConfig) {
     auto flag = rivet::server::parse_command_line({"--log-format", "xml"});
     EXPECT_EQ(flag.error, "invalid value 'xml' for --log-format");
 }
+
+TEST(Config, ServerUserIsANameAndTheFlagWins) {
+    Config c = default_config();
+    EXPECT_EQ(c.user, "");
+    EXPECT_TRUE(apply_config_text(R"({"server": {"user": "www-data"}})", "t", c).empty());
+    EXPECT_EQ(c.user, "www-data");
+    EXPECT_EQ(rivet::server::effective_config(c)["server"]["user"], "www-data");
+    auto problems = apply_config_text(R"({"server": {"user": 33}})", "t", c);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("server.user: expected a user name"), std::string::npos);
+    auto cl = rivet::server::parse_command_line({"--user", "nobody"});
+    EXPECT_EQ(cl.user, "nobody");
+    EXPECT_EQ(rivet::server::parse_command_line({"--user", ""}).action,
+              rivet::server::CommandLine::Action::Error);
+}
