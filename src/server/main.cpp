@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
         if (geteuid() == 0) {
             // Where the error log will go, so the warning is found with the rest.
             rivet::app::ErrorLog::instance().open(cl.run.ops.log.error_log);
+            rivet::app::ErrorLog::instance().set_level(cl.run.ops.log.level);
             rivet::app::log_warn(
                 "running as root: use --user (server.user) to serve as an unprivileged user");
         }

@@ -136,7 +136,7 @@ def test_error_log_levels(rivet, tmp_path):
     # At level warn, a reload's info line is not written, but its warning is.
     cfg.write_text('{"logging": {"level": "warn"}, "threading": {"max_queue_size": 3}}')
     srv.send_signal(signal.SIGHUP)
-    wait_for(lambda: "[warn]" in errors.read_text(), what="the warning")
+    wait_for(lambda: "[warn] the worker pool" in errors.read_text(), what="the warning")
     assert "[warn] the worker pool (threading.*) changes only at a restart" in errors.read_text()
     cfg.write_text('{"logging": {"level": "info"}, "threading": {"max_queue_size": 3}}')
     srv.send_signal(signal.SIGHUP)
