@@ -65,6 +65,10 @@ struct RunOptions {
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
     // configuration file and pass it to reconfigure().
     std::function<void()> on_reload;
+    // run() calls this once the listening sockets are bound and the loops started, before it
+    // waits for signals (e.g. to drop root privileges); if it throws, run() stops the server
+    // and rethrows.
+    std::function<void()> on_started;
 };
 
 class App {

@@ -253,6 +253,14 @@ void App::run(const RunOptions& options) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
     start(options);
+    if (options.on_started) {
+        try {
+            options.on_started();
+        } catch (...) {
+            stop();
+            throw;
+        }
+    }
     int sig = 0;
     // SIGHUP, as for nginx: log files are reopened (logrotate renamed them) and the owner
     // may re-read its configuration.

@@ -1,7 +1,7 @@
 // The rivet executable: flags and configuration file -> App with the demo routes -> serve
 // until SIGINT/SIGTERM; SIGHUP re-reads the configuration file.
-#include <signal.h>
 #include <unistd.h>
+#include <stdexcept>
 
 #include <cstdio>
 #include <exception>
@@ -36,42 +36,6 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         next.cache.max_size_mb != now.cache.max_size_mb ||
         next.cache.ttl_seconds != now.cache.ttl_seconds)
         warn("the file cache (cache.*)");
-}
-
-// App::run, with the privileges dropped between binding (App::start) and serving: App::run
-// offers no hook there. The same signals: SIGINT/SIGTERM drain, SIGHUP reopens the error log and
-// re-reads the configuration. The access log is not reopened here (App keeps that to App::run);
-// after the drop, files only root may write could not be reopened anyway.
-int serve_as(rivet::App& app, const CommandLine& cl, const rivet::server::TargetUser& user) {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before start: the threads inherit it
-    signal(SIGPIPE, SIG_IGN);
-    app.start(cl.run);
-    // The loops and workers run already and may be answering: they change user with this thread
-    // (glibc's setuid applies to all threads), a request served as root in between reads only
-    // what the demo routes read anyway.
-    if (auto e = rivet::server::drop_privileges(user); !e.empty()) {
-        rivet::app::log_error("--user " + user.name + ": " + e + "; stopping");
-        app.stop();
-        return 1;
-    }
-    if (!user.already)
-        rivet::app::log_info("running as user " + user.name + " (uid " + std::to_string(user.uid) +
-                             ", gid " + std::to_string(user.gid) + ")");
-    int sig = 0;
-    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
-        if (auto e = rivet::app::ErrorLog::instance().reopen(); !e.empty())
-            rivet::app::log_error("reopening the error log: " + e);
-        if (cl.run.on_reload) cl.run.on_reload();
-    }
-    if (!cl.run.quiet) std::printf("rivet: signal %d, draining\n", sig);
-    std::fflush(stdout);
-    app.stop();
-    return 0;
 }
 
 }  // namespace
@@ -128,8 +92,18 @@ int main(int argc, char** argv) {
                 rivet::app::log_info("reload: configuration " + next.config_path + " applied");
             current = next;
         };
-        if (!cl.user.empty()) return serve_as(app, cl, user);
-        if (geteuid() == 0) {
+        if (!cl.user.empty()) {
+            // Between binding (ports below 1024 need root) and waiting for signals. The loops
+            // and workers run already: glibc's setuid changes every thread's ids at once.
+            cl.run.on_started = [&user] {
+                if (auto e = rivet::server::drop_privileges(user); !e.empty())
+                    throw std::runtime_error("--user " + user.name + ": " + e);
+                if (!user.already)
+                    rivet::app::log_info("running as user " + user.name + " (uid " +
+                                         std::to_string(user.uid) + ", gid " +
+                                         std::to_string(user.gid) + ")");
+            };
+        } else if (geteuid() == 0) {
             // Where the error log will go, so the warning is found with the rest.
             rivet::app::ErrorLog::instance().open(cl.run.ops.log.error_log);
             rivet::app::ErrorLog::instance().set_level(cl.run.ops.log.level);
