@@ -17,10 +17,12 @@ bool WorkerPool::try_submit(Job job, Priority priority) {
     const size_t bound = priority == Priority::High ? max_queue_ + high_headroom() : max_queue_;
     {
         std::lock_guard lock(mutex_);
-        // Jobs submitted but not yet taken by an idle worker do not count against the queue.
+        // Jobs submitted but not yet taken by an idle worker do not count against the queue:
+        // with this one, the jobs that would wait for a worker must stay within the bound (so a
+        // bound of 0 still lets every idle worker take one).
         size_t idle = threads_.size() - running_;
-        size_t waiting = waiting_ > idle ? waiting_ - idle : 0;
-        if (stopping_ || waiting >= bound) return false;
+        size_t would_wait = waiting_ + 1 > idle ? waiting_ + 1 - idle : 0;
+        if (stopping_ || would_wait > bound) return false;
         queues_[level].push_back(std::move(job));
         ++waiting_;
     }

@@ -71,6 +71,12 @@ TEST(WorkerPool, IdleWorkersAreRoomToo) {
     release.set_value();
 }
 
+TEST(WorkerPool, AQueueOfZeroStillFeedsIdleWorkers) {
+    BusyPool busy(0);  // its constructor's job was taken by the idle worker
+    EXPECT_FALSE(busy.pool.try_submit([] {}));  // no worker idle, and no waiting allowed
+    busy.release();
+}
+
 TEST(WorkerPool, DefaultsToOneWorkerPerCore) {
     WorkerPool pool(0, 1);
     EXPECT_GE(pool.workers(), 1u);
