@@ -54,13 +54,14 @@ enum class Eligibility : uint8_t {
 Eligibility eligibility(const Response& res, const CompressionOptions& o) {
     int status = res.status();
     if (status < 200 || status == 204 || status == 304) return Eligibility::NoBody;
-    if (status == 206 || !res.header("Content-Range").empty()) return Eligibility::Partial;
     if (res.file_range() || res.producer()) return Eligibility::NotInMemory;
+    // First of the field scans: most answers on a busy path (/hello) end here.
+    if (res.body().size() < o.min_size) return Eligibility::TooSmall;
+    if (status == 206 || !res.header("Content-Range").empty()) return Eligibility::Partial;
     if (!res.header("Content-Encoding").empty()) return Eligibility::AlreadyEncoded;
     for (auto& [name, value] : res.headers())
         if (http::iequals(name, "Cache-Control") && lists_token(value, "no-transform"))
             return Eligibility::NoTransform;
-    if (res.body().size() < o.min_size) return Eligibility::TooSmall;
     if (!app::compressible_type(res.content_type(), o.types)) return Eligibility::OtherType;
     return Eligibility::Compressible;
 }
