@@ -2,15 +2,11 @@
 // conditional and range answers, HEAD, and the cache counters.
 #include <rivet/rivet.hpp>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <stdexcept>
 #include <string>
 
+#include "../raw_client.hpp"
 #include "temp_dir.hpp"
 
 namespace rivet {
@@ -19,26 +15,10 @@ namespace {
 // One request with "Connection: close"; the whole answer, head and body.
 std::string fetch(uint16_t port, const std::string& method, const std::string& target,
                   const std::string& fields = "") {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        close(fd);
-        throw std::runtime_error("connect failed");
-    }
-    timeval tv{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string req =
-        method + " " + target + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + fields + "\r\n";
-    send(fd, req.data(), req.size(), MSG_NOSIGNAL);
-    std::string got;
-    char buf[65536];
-    ssize_t n;
-    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, size_t(n));
-    close(fd);
-    return got;
+    return test::exchange(
+        port,
+        method + " " + target + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + fields + "\r\n",
+        0);  // until the close
 }
 
 std::string body_of(const std::string& response) {
