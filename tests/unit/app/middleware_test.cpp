@@ -314,6 +314,11 @@ TEST_F(MiddlewareTest, RequestIdIsMadeKeptFromAProxyAndInTheContext) {
     EXPECT_TRUE(one.ends_with(id_of(one))) << one;  // the handler saw the same id
     EXPECT_NE(id_of(one), id_of(two));
     EXPECT_EQ(id_of(get(port_, "/id", "X-Request-Id: abc-123\r\n")), "abc-123");
+    const std::string longest(128, 'a');  // the longest id taken from a proxy; one more is not
+    EXPECT_EQ(id_of(get(port_, "/id", "X-Request-Id: " + longest + "\r\n")), longest);
+    auto too_long = id_of(get(port_, "/id", "X-Request-Id: " + longest + "a\r\n"));
+    EXPECT_FALSE(too_long.empty());
+    EXPECT_NE(too_long, longest + "a");
     auto forged = get(port_, "/id", "X-Request-Id: <script>\r\n");
     EXPECT_NE(id_of(forged), "<script>");
     EXPECT_FALSE(id_of(forged).empty());
@@ -326,6 +331,10 @@ TEST(Middleware, BadRegistrationsAreRefused) {
     EXPECT_THROW(app.use(nullptr), std::invalid_argument);
     EXPECT_THROW(rivet::HttpError(200, "fine"), std::invalid_argument);
     EXPECT_THROW(rivet::request_id({.header = "Bad Name"}), std::invalid_argument);
+    // The per-request slice is a fixed array: one middleware past it is refused when added.
+    rivet::App full;
+    for (size_t i = 0; i < 32; ++i) full.use(rivet::after([](const Request&, Response&) {}));
+    EXPECT_THROW(full.use("/x", rivet::cors()), std::invalid_argument);
 }
 
 }  // namespace
