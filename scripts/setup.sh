@@ -28,6 +28,8 @@ declare -A need=(
   [procps]=/usr/bin/ps
   [util-linux]=/usr/bin/taskset
   [chromium]=/usr/bin/chromium
+  [haproxy]=/usr/sbin/haproxy
+  [docker.io]=/usr/sbin/dockerd
 )
 
 missing=()
@@ -44,7 +46,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # nginx-light, h2o and lighttpd start system services on port 80; the benchmarks run their own.
   if command -v systemctl >/dev/null 2>&1; then
-    for svc in nginx h2o lighttpd; do
+    # haproxy and docker likewise: the tests start their own (docker with a temporary data root).
+  for svc in nginx h2o lighttpd haproxy docker containerd; do
       $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
     done
   fi
