@@ -47,7 +47,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   # nginx-light, h2o and lighttpd start system services on port 80; the benchmarks run their own.
   if command -v systemctl >/dev/null 2>&1; then
     # haproxy and docker likewise: the tests start their own (docker with a temporary data root).
-  for svc in nginx h2o lighttpd haproxy docker containerd; do
+    for svc in nginx h2o lighttpd haproxy docker containerd; do
       $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
     done
   fi
