@@ -158,13 +158,18 @@ public:
     StaticFiles& serve_static(std::string_view mount, std::string root, StaticOptions options = {});
     StaticStats static_stats() const;  // every mount's cache counters, summed
 
-    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return. Throws
+    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return (after the lame-duck
+    // period of timeouts.drain_grace_ms, which a second SIGINT/SIGTERM cuts short). Throws
     // std::runtime_error when the address cannot be bound.
     void run(const RunOptions& options = {});
 
     // For embedding and tests: start without taking over signals, then stop().
     uint16_t start(const RunOptions& options);  // returns the bound port
     void stop();                                // drains and waits
+    // While running, from any thread: the lame-duck period before a stop(). Everything is
+    // still accepted and served, but each answer says "Connection: close" and /healthz
+    // answers 503, so that load balancers take the instance out before it stops listening.
+    void begin_lame_duck();
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
     // main port, limits and timeouts); the address, threads and workers stay. Returns

@@ -34,6 +34,10 @@ struct Timeouts {
     uint64_t write_ms = 60'000;   // between two writes that moved bytes (a client that never reads)
     uint64_t linger_ms = 2'000;   // reading what a client still sends after our close
     uint64_t drain_ms = 10'000;   // graceful stop: requests in flight get this long
+    // App::run's lame-duck period at SIGTERM/SIGINT, before that drain: everything is still
+    // served, each answer says "Connection: close" and /healthz answers 503, so health checks
+    // take the instance out of a load balancer before it stops accepting. 0: none.
+    uint64_t drain_grace_ms = 0;
 };
 
 }  // namespace rivet

@@ -3,8 +3,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "app/app_impl.hpp"
@@ -14,6 +16,29 @@
 #include "app/server_options.hpp"
 
 namespace rivet {
+
+namespace {
+
+// The lame-duck period's wait: until the grace runs out or a second SIGINT/SIGTERM says not to
+// wait. SIGHUP still reopens the logs meanwhile.
+void wait_out_lame_duck(uint64_t grace_ms, const sigset_t& signals, app::Operations& ops) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            end - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return;
+        timespec wait{time_t(left.count() / 1'000'000'000), long(left.count() % 1'000'000'000)};
+        int sig = sigtimedwait(&signals, nullptr, &wait);
+        if (sig == SIGHUP) {
+            if (auto e = ops.reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
+        } else if (sig == SIGINT || sig == SIGTERM) {
+            app::log_info("signal " + std::to_string(sig) + " again: draining now");
+            return;
+        }  // else EAGAIN (the grace is over) or EINTR: the loop looks at the time again
+    }
+}
+
+}  // namespace
 
 App::Route& App::Route::offload(bool on) {
     const auto& r = app_.impl_->routes[id_];
@@ -230,6 +255,12 @@ void App::stop() {
     impl_->ops.reset();
 }
 
+void App::begin_lame_duck() {
+    if (!impl_->server) throw std::logic_error("the app is not running");
+    impl_->ops->begin_lame_duck();
+    impl_->server->begin_lame_duck();
+}
+
 std::string App::reconfigure(const RunOptions& options) {
     if (!impl_->server) throw std::logic_error("the app is not running");
     OperationsOptions ops = options.ops;
@@ -270,6 +301,12 @@ void App::run(const RunOptions& options) {
     }
     if (!options.quiet) std::printf("rivet: signal %d, draining\n", sig);
     std::fflush(stdout);
+    if (options.timeouts.drain_grace_ms > 0) {
+        app::log_info("lame duck for " + std::to_string(options.timeouts.drain_grace_ms) +
+                      " ms: /healthz answers 503, every answer says Connection: close");
+        begin_lame_duck();
+        wait_out_lame_duck(options.timeouts.drain_grace_ms, stop_signals, *impl_->ops);
+    }
     stop();
 }
 

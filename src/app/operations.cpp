@@ -141,7 +141,10 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
     if (admin.health && path == "/healthz") {
         trace.route = first_pseudo_ + kHealth;
         Response res;
-        res.text("ok");
+        if (lame_duck_.load(std::memory_order_relaxed))
+            res.status(503).text("draining");
+        else
+            res.text("ok");
         ex.respond(view_of(res));
         return true;
     }

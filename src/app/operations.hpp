@@ -39,6 +39,9 @@ public:
     std::string reconfigure(const OperationsOptions& options);
     std::string reopen_logs();  // logrotate: files renamed away are replaced by new ones
     void stop();                // flushes the access log; no more lines after it
+    // The lame-duck period before a drain (App::run): /healthz answers 503 from now on, so
+    // health checks take the instance out of rotation while it still serves.
+    void begin_lame_duck() { lame_duck_.store(true, std::memory_order_relaxed); }
 
     // One request's bookkeeping, from its start to its answer.
     struct Trace {
@@ -107,6 +110,7 @@ private:
     std::function<ServingStats()> serving_;
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
     uint64_t started_ns_ = now_ns();
+    std::atomic<bool> lame_duck_{false};
 
     struct AdminApplication;
     std::unique_ptr<AdminApplication> admin_app_;

@@ -201,6 +201,7 @@ size_t Connection::serve_input(const char* data, size_t len) {
         }
         if (head.framing == http::BodyFraming::None) {
             pos += hb;
+            input_follows_ = pos < len;
             dispatch(head, {}, plan.tag);
             continue;
         }
@@ -215,6 +216,7 @@ size_t Connection::serve_input(const char* data, size_t len) {
             break;
         }
         pos += hb + reader.consumed();
+        input_follows_ = pos < len;
         dispatch(head, reader.body(), plan.tag);
     }
     return pos;
@@ -268,6 +270,7 @@ size_t Connection::finish_body(const char* data, size_t len) {
         fail(done->reader.error_status(), done->reader.error_reason(), &done->head);
         return 0;
     }
+    input_follows_ = hb + done->reader.consumed() < len;
     dispatch(done->head, done->reader.body(), done->tag);
     return hb + done->reader.consumed();
 }
@@ -297,6 +300,10 @@ void Connection::dispatch(const http::RequestHead& head, std::string_view body, 
                           BodyStream* stream) {
     ++served_;
     LoopStats::bump(owner_.stats().requests);
+    struct Forget {
+        bool& follows;
+        ~Forget() { follows = false; }
+    } forget{input_follows_};
     Exchange exchange(*this, head, body, tag, stream);
     try {
         owner_.app().serve(exchange);

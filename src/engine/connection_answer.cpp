@@ -22,7 +22,7 @@ std::string& Connection::output() {
 http::Framing Connection::framing_for(const http::RequestHead& head, bool close_requested) const {
     const auto& limits = owner_.config().limits;
     bool keep =
-        head.keep_alive && !close_requested && !owner_.draining() &&
+        head.keep_alive && !close_requested && !(owner_.winding_down() && !input_follows_) &&
         !(limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection);
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
@@ -173,7 +173,7 @@ void Connection::release_ready_slots() {
         Slot slot = std::move(p.slots.front());
         p.slots.pop_front();
         http::Framing framing = slot.framing;
-        if (owner_.draining() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
+        if (owner_.winding_down() && p.slots.empty() && in_.empty()) framing.keep_alive = false;
         // The streamed request's answer, before its body ended: the rest is not read.
         if (upload_ && slot.sequence == upload_->answer_slot) framing.keep_alive = false;
         bool ends;

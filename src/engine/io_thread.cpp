@@ -194,6 +194,12 @@ void IoThread::begin_drain() {
     });
 }
 
+void IoThread::begin_lame_duck() {
+    // Idle keep-alive connections stay open: closing one races the client's next request on it.
+    // Each ends after its next answer instead, which the client is told.
+    loop_.post([this] { lame_duck_ = true; });
+}
+
 void IoThread::reconfigure(const ServerConfig& config) {
     loop_.post([this, config] {
         std::string host = config_.host;

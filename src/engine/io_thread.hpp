@@ -39,6 +39,9 @@ public:
     // Graceful stop, from any thread: stop accepting, finish what is in flight (up to the drain
     // timeout), close idle connections, then end the loop.
     void begin_drain();
+    // From any thread: keep accepting and serving, but end every connection after its next
+    // answer (Server::begin_lame_duck).
+    void begin_lame_duck();
     // From any thread: new limits and timeouts (not the address or thread count), applied on
     // this loop's thread between two events; connections use them from their next step on.
     void reconfigure(const ServerConfig& config);
@@ -54,6 +57,8 @@ public:
     unsigned index() const { return index_; }
     std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
     bool draining() const { return draining_; }
+    // Lame duck or draining: answers say "Connection: close".
+    bool winding_down() const { return draining_ || lame_duck_; }
     LoopStats& stats() { return stats_; }
     BodyBudget& budget() { return *budget_; }
     // A connection whose body waits for the budget (Phase::BodyWait): admitted in order as
@@ -110,6 +115,7 @@ private:
     uint64_t next_connection_id_ = 1;
     bool accepting_ = true;
     bool draining_ = false;
+    bool lame_duck_ = false;
     // A pause for want of descriptors, from its first failed accept until the backlog empties.
     struct DescriptorShortage {
         uint64_t since_ms = 0;  // 0: none now

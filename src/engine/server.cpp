@@ -40,6 +40,10 @@ void Server::drain() {
     for (auto& t : threads_) t->begin_drain();
 }
 
+void Server::begin_lame_duck() {
+    for (auto& t : threads_) t->begin_lame_duck();
+}
+
 void Server::post(unsigned loop, std::function<void()> task) {
     threads_.at(loop)->loop().post(std::move(task));
 }

@@ -29,6 +29,9 @@ public:
     void start();  // the loops run on their own threads
     void wait();   // until every loop has ended (after drain())
     void drain();  // graceful stop, from any thread (signal handlers: use a self-pipe instead)
+    // The lame-duck period before a drain, from any thread: everything is still accepted and
+    // served, but every answer says "Connection: close" (IoThread::winding_down()).
+    void begin_lame_duck();
 
     // Runs `task` on loop `loop` (0 .. threads-1), from any thread; dropped unrun once the loops
     // have ended.

@@ -118,6 +118,8 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
          [&](const std::string& v) { return parse_seconds(v, 0.001, 86'400, timeouts.write_ms); }},
         {"--drain-timeout",
          [&](const std::string& v) { return parse_seconds(v, 0, 3'600, timeouts.drain_ms); }},
+        {"--drain-grace",
+         [&](const std::string& v) { return parse_seconds(v, 0, 3'600, timeouts.drain_grace_ms); }},
         {"--access-log",
          [&](const std::string& v) {
              ops.log.access_log = v;
@@ -242,6 +244,8 @@ Limits and timeouts (timeouts in seconds, fractions allowed):
   --keepalive-timeout S           an idle keep-alive connection is closed after (60)
   --write-timeout S               between two writes that make progress (60)
   --drain-timeout S               in-flight requests get this long at shutdown (10)
+  --drain-grace S                 lame duck before that drain: all still served with
+                                  Connection: close, /healthz answers 503 (0)
 
 Logs and rate limiting:
   --access-log PATH|off  access log file, "stdout", or "off" (default off)

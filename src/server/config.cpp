@@ -230,6 +230,7 @@ const std::vector<Section>& schema() {
              seconds("keepalive_timeout", 0.001, 86'400, REF(run.timeouts.idle_ms)),
              seconds("write_timeout", 0.001, 86'400, REF(run.timeouts.write_ms)),
              seconds("drain_timeout", 0, 3'600, REF(run.timeouts.drain_ms)),
+             seconds("drain_grace", 0, 3'600, REF(run.timeouts.drain_grace_ms)),
              integer<uint32_t>("max_requests_per_connection", 0, 4'294'967'295,
                                REF(run.limits.max_requests_per_connection)),
          }},
@@ -399,6 +400,7 @@ nlohmann::ordered_json effective_config(const Config& c) {
                    {"keepalive_timeout", secs(t.idle_ms)},
                    {"write_timeout", secs(t.write_ms)},
                    {"drain_timeout", secs(t.drain_ms)},
+                   {"drain_grace", secs(t.drain_grace_ms)},
                    {"max_requests_per_connection", l.max_requests_per_connection}};
     j["static"] = {{"root", c.demo.root}};
     j["metrics"] = {{"enabled", ops.admin.metrics},

@@ -1,5 +1,7 @@
 // Graceful stop (IoThread::begin_drain): idle connections close at once, answers in flight are
-// still sent (with "Connection: close"), and nothing waits past the drain timeout.
+// still sent (with "Connection: close"), and nothing waits past the drain timeout. The lame duck
+// before it (IoThread::begin_lame_duck): everything served, every connection ends after its next
+// answer.
 #include <gtest/gtest.h>
 
 #include <future>
@@ -95,6 +97,80 @@ TEST(EngineDrain, ConnectionStillBusyAtTheDrainTimeoutIsCutOff) {
     EXPECT_TRUE(c->wait_eof(2500ms));
     EXPECT_EQ(c->received(), "");
     deferred.clear();  // answering a connection that is gone is harmless
+}
+
+TEST(EngineDrain, PipelinedRequestsReadBeforeTheDrainAreAllAnswered) {
+    // Three requests in one write, read while the loop winds down: each is answered, and only
+    // the last says "Connection: close" (before: the first did, and the other two were lost).
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    EngineHarness h({}, [&](Exchange& ex) {
+        if (ex.head().target == "/block") released.wait();
+        ex.respond(rivet::app::view_of(rivet::Response(200).text(std::string(ex.head().target))));
+    });
+    auto a = h.connect();
+    a->send(get("/0"));
+    ASSERT_EQ(a->read_responses(1).size(), 1u);
+    a->clear();
+    auto b = h.connect();
+    ASSERT_TRUE(h.sync());
+    b->send(get("/block"));
+    ASSERT_TRUE(h.app().wait_served(2));  // the loop is busy: the three wait in the socket
+    a->send(get("/1") + get("/2") + get("/3"));
+    h.io().begin_drain();
+    release.set_value();
+    auto got = a->read_responses(3);
+    ASSERT_EQ(got.size(), 3u) << a->received();
+    EXPECT_EQ(got[0].body, "/1");
+    EXPECT_EQ(got[1].body, "/2");
+    EXPECT_EQ(got[2].body, "/3");
+    EXPECT_EQ(got[0].field("Connection"), "");
+    EXPECT_EQ(got[1].field("Connection"), "");
+    EXPECT_EQ(got[2].field("Connection"), "close");
+    EXPECT_TRUE(a->wait_eof(1000ms));
+}
+
+TEST(EngineLameDuck, IdleConnectionStaysOpenAndItsNextAnswerSaysClose) {
+    EngineHarness h;
+    auto c = h.connect();
+    c->send(get("/1"));
+    auto first = c->read_responses(1);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].field("Connection"), "");
+    c->clear();
+    h.io().begin_lame_duck();
+    ASSERT_TRUE(h.sync());
+    EXPECT_EQ(c->read_for(100ms), "");  // not closed: that would race the client's next request
+    EXPECT_FALSE(c->eof());
+    c->send(get("/2"));
+    auto got = c->read_responses(1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].body, "GET /2 body=");
+    EXPECT_EQ(got[0].field("Connection"), "close");
+    EXPECT_TRUE(c->wait_eof(1000ms));
+    // A connection that arrives during the lame duck is served too, once.
+    auto fresh = h.connect();
+    fresh->send(get("/3"));
+    auto late = fresh->read_responses(1);
+    ASSERT_EQ(late.size(), 1u);
+    EXPECT_EQ(late[0].field("Connection"), "close");
+    EXPECT_TRUE(fresh->wait_eof(1000ms));
+}
+
+TEST(EngineLameDuck, DeferredAnswerOwedWhenItBeganSaysClose) {
+    EngineHarness h({}, [&](Exchange& ex) { h.app().keep(ex.defer()); });
+    auto c = h.connect();
+    c->send(get("/slow"));
+    auto deferred = h.app().take_deferred(1);
+    ASSERT_EQ(deferred.size(), 1u);
+    h.io().begin_lame_duck();
+    ASSERT_TRUE(h.sync());
+    deferred[0].complete(rivet::app::reply_of(reply("late")));
+    auto got = c->read_responses(1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].body, "late");
+    EXPECT_EQ(got[0].field("Connection"), "close");
+    EXPECT_TRUE(c->wait_eof(1000ms));
 }
 
 }  // namespace
