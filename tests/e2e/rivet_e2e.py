@@ -10,6 +10,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -541,3 +542,29 @@ def calc_result(x: float, terms: int) -> float:
     for i in range(terms):
         s += ((-1.0) ** i) * (x ** (i + 1.0)) / (i + 1.0)
     return s
+
+
+# ---------------------------------------------------------------------------------------------
+# Load
+
+WRK = shutil.which("wrk")
+
+
+def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int | None = None):
+    """Runs wrk; returns (requests, socket_errors dict or None, non_2xx, output)."""
+    def preexec():
+        if nofile:
+            raise_nofile(nofile)
+
+    p = subprocess.run([WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url],
+                       capture_output=True, text=True, timeout=seconds + 60, preexec_fn=preexec)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    m = re.search(r"(\d+) requests in", out)
+    assert m, out
+    errors = None
+    e = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if e:
+        errors = dict(zip(("connect", "read", "write", "timeout"), map(int, e.groups())))
+    n = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return int(m[1]), errors, int(n[1]) if n else 0, out

@@ -1,37 +1,12 @@
 """Load with wrk: 10,000 concurrent connections, and steady load at 100 connections, with zero
 socket errors and only 2xx answers."""
-import re
-import shutil
-import subprocess
-
 import pytest
 
-from rivet_e2e import SANITIZED, raise_nofile
+from rivet_e2e import SANITIZED, WRK, raise_nofile, wrk
 
-WRK = shutil.which("wrk")
 pytestmark = pytest.mark.skipif(WRK is None, reason="wrk is not installed (scripts/setup.sh)")
 
 NOFILE = 20_000
-
-
-def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int | None = None):
-    """Runs wrk; returns (requests, socket_errors dict or None, non_2xx, output)."""
-    def preexec():
-        if nofile:
-            raise_nofile(nofile)
-
-    p = subprocess.run([WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url],
-                       capture_output=True, text=True, timeout=seconds + 60, preexec_fn=preexec)
-    out = p.stdout + p.stderr
-    assert p.returncode == 0, out
-    m = re.search(r"(\d+) requests in", out)
-    assert m, out
-    errors = None
-    e = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    if e:
-        errors = dict(zip(("connect", "read", "write", "timeout"), map(int, e.groups())))
-    n = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return int(m[1]), errors, int(n[1]) if n else 0, out
 
 
 def check_fd_limit():
