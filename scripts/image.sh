@@ -6,6 +6,9 @@
 # Dockerfile adds the user, stop signal, health check and entry point.
 #
 #   scripts/image.sh [BUILD_DIR]        (make image; BUILD_DIR defaults to build)
+#   scripts/image.sh --context-only [BUILD_DIR]   only assemble BUILD_DIR/image (the root
+#                                       filesystem and Dockerfile): the repository's Dockerfile
+#                                       does this in its build stage
 #
 # Environment: IMAGE_TOOL=docker|podman (default docker), IMAGE_NAME (default rivet),
 # IMAGE_CONTEXT (where the root filesystem is assembled, default BUILD_DIR/image), DOCKER_HOST.
@@ -14,6 +17,11 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+CONTEXT_ONLY=0
+if [ "${1:-}" = --context-only ]; then
+  CONTEXT_ONLY=1
+  shift
+fi
 BUILD=${1:-${BUILD:-build}}
 [[ $BUILD = /* ]] || BUILD="$REPO/$BUILD"
 TOOL=${IMAGE_TOOL:-docker}
@@ -32,9 +40,10 @@ die() {
 }
 
 [ -x "$BIN" ] || die "$BIN not found: build first (make build)"
-command -v "$TOOL" >/dev/null || die "$TOOL is not installed (scripts/setup.sh installs docker.io)"
+[ $CONTEXT_ONLY = 1 ] || command -v "$TOOL" >/dev/null ||
+  die "$TOOL is not installed (scripts/setup.sh installs docker.io)"
 
-case "$TOOL" in
+[ $CONTEXT_ONLY = 1 ] || case "$TOOL" in
   docker)
     if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
       die "no Docker daemon answers at ${DOCKER_HOST:-unix:///var/run/docker.sock}.
@@ -88,11 +97,14 @@ EXPOSE 8080
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \\
   CMD ["/usr/local/bin/rivet", "--healthcheck", "http://127.0.0.1:8080/healthz"]
-WORKDIR /srv/www
 ENTRYPOINT ["/usr/local/bin/rivet"]
 CMD ["--bind", "0.0.0.0", "--port", "8080", "--root", "/srv/www", "--access-log", "stdout"]
 LABEL org.opencontainers.image.title="rivet" org.opencontainers.image.version="$VERSION"
 EOF
+if [ $CONTEXT_ONLY = 1 ]; then
+  echo "image: $CONTEXT assembled"
+  exit 0
+fi
 
 echo "image: building $NAME:$VERSION with $TOOL from $CONTEXT"
 # The legacy builder where BuildKit is absent (Debian's docker.io has no buildx): a context of

@@ -162,6 +162,29 @@ def test_image_holds_only_the_server_and_runs_as_nonroot(docker, image):
     assert docker.out("run", "--rm", "--user", "rivet", image, "--version").startswith("rivet ")
 
 
+def settings(dockerfile: str) -> list:
+    """The instructions after a Dockerfile's last COPY (continuations joined, comments and
+    LABEL left out): what the final image is configured with."""
+    text = dockerfile.replace("\\\n", " ")
+    lines = [" ".join(line.split()) for line in text.splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    last_copy = max(i for i, line in enumerate(lines) if line.startswith("COPY "))
+    return [line for line in lines[last_copy + 1:] if not line.startswith("LABEL ")]
+
+
+def test_repository_dockerfile_configures_the_image_as_make_image_does(tmp_path):
+    """The Dockerfile for users with a registry cannot be built here (no debian:12); its final
+    stage must at least say what the generated one says."""
+    p = subprocess.run(["bash", str(REPO / "scripts/image.sh"), "--context-only", str(BIN.parent)],
+                       env=dict(os.environ, IMAGE_CONTEXT=str(tmp_path / "context")),
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    generated = settings((tmp_path / "context/Dockerfile").read_text())
+    assert any(line.startswith("USER 65532") for line in generated), generated
+    assert settings((REPO / "Dockerfile").read_text()) == generated
+    assert (tmp_path / "context/rootfs/usr/local/bin/rivet").read_bytes() == BIN.read_bytes()
+
+
 def wait_for(what, predicate, timeout):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
