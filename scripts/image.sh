@@ -114,4 +114,4 @@ case "$TOOL" in
   podman) podman build --format docker -q -t "$NAME:$VERSION" -t "$NAME:latest" "$CONTEXT" ;;
 esac
 SIZE=$("$TOOL" image inspect --format '{{.Size}}' "$NAME:$VERSION")
-echo "image: $NAME:$VERSION ($NAME:latest), $((SIZE / 1024)) KiB; run: $TOOL run --rm -p 8080:8080 $NAME:$VERSION"
+echo "image: $NAME:$VERSION ($NAME:latest), $SIZE bytes; run: $TOOL run --rm -p 8080:8080 $NAME:$VERSION"

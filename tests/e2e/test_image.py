@@ -120,6 +120,7 @@ def image(docker):
                        env=dict(docker.env, IMAGE_CONTEXT=str(docker.root / "context")),
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
+    print(p.stdout.splitlines()[-1])  # its size (pytest -s)
     version = subprocess.run([str(BIN), "--version"], capture_output=True,
                              text=True).stdout.split()[1]
     tag = f"rivet:{version}"
@@ -201,9 +202,11 @@ def get(url, timeout=10):
 
 
 def test_image_serves_healthy_and_stops_gracefully(docker, image):
-    # As users run it, only the health check's interval shortened; -p picks a free host port.
+    # As users run it (read-only, without capabilities: docs/OPERATIONS.md's Kubernetes
+    # settings), only the health check's interval shortened; -p picks a free host port.
     cid = docker.out("run", "-d", "--network", "rivet-test", "-p", "127.0.0.1::8080",
-                     "--health-interval", "1s", "--health-start-period", "30s", image)
+                     "--read-only", "--cap-drop", "ALL", "--health-interval", "1s",
+                     "--health-start-period", "30s", image)
     port = int(docker.out("port", cid, "8080/tcp").splitlines()[0].rsplit(":", 1)[1])
     base = f"http://127.0.0.1:{port}"
 
