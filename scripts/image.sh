@@ -58,7 +58,8 @@ esac
 VERSION=$("$BIN" --version | awk '{print $2}')
 [ -n "$VERSION" ] || die "$BIN --version printed no version"
 
-rm -rf "$CONTEXT"
+# Only what this script writes is replaced: IMAGE_CONTEXT may name a directory holding more.
+rm -rf "$ROOTFS" "$CONTEXT/Dockerfile"
 mkdir -p "$ROOTFS"/{usr/local/bin,etc,srv,tmp}
 chmod 1777 "$ROOTFS/tmp"
 
@@ -66,6 +67,7 @@ chmod 1777 "$ROOTFS/tmp"
 # that is a bare absolute path), each copied (symlinks followed) to the path ldd printed, where
 # the loader looks for it. linux-vdso has no file.
 install -m 0755 "$BIN" "$ROOTFS/usr/local/bin/rivet"
+! ldd "$BIN" | grep 'not found' || die "$BIN needs libraries this machine lacks"
 ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u |
   while read -r lib; do
     mkdir -p "$ROOTFS$(dirname "$lib")"

@@ -69,9 +69,11 @@ def start_daemon(root: Path):
         if docker.run("info", check=False, timeout=10).returncode == 0:
             return proc, None
         time.sleep(0.3)
+    what = (f"dockerd exited with {proc.returncode}" if proc.poll() is not None
+            else f"dockerd did not answer within {DAEMON_START_S} s")
     stop_daemon(proc)
     tail = (root / "dockerd.log").read_text(errors="replace")[-1500:]
-    return None, f"dockerd did not start within {DAEMON_START_S} s:\n{tail}"
+    return None, f"{what}:\n{tail}"
 
 
 def stop_daemon(proc):
@@ -82,6 +84,14 @@ def stop_daemon(proc):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # the group this test started
             proc.wait(timeout=10)
+
+
+def unmount_under(root: Path):
+    """What a daemon that stopped badly left mounted under root (its netns, its data root),
+    deepest first, so that root can be removed."""
+    points = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for point in sorted((p for p in points if p.startswith(f"{root}/")), reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +120,7 @@ def docker():
         client.run("network", "rm", "rivet-test", check=False)
         stop_daemon(proc)
         subprocess.run(["ip", "link", "delete", bridge], capture_output=True)  # if left
+        unmount_under(root)
         shutil.rmtree(root, ignore_errors=True)
 
 
