@@ -111,9 +111,11 @@ fi
 echo "image: building $NAME:$VERSION with $TOOL from $CONTEXT"
 # The legacy builder where BuildKit is absent (Debian's docker.io has no buildx): a context of
 # plain files and one COPY needs nothing more. HEALTHCHECK is kept by podman only in docker format.
+TAGS=(-t "$NAME:$VERSION" -t "$NAME:latest")
 case "$TOOL" in
-  docker) DOCKER_BUILDKIT=${DOCKER_BUILDKIT:-0} docker build -q -t "$NAME:$VERSION" -t "$NAME:latest" "$CONTEXT" ;;
-  podman) podman build --format docker -q -t "$NAME:$VERSION" -t "$NAME:latest" "$CONTEXT" ;;
+  docker) DOCKER_BUILDKIT=${DOCKER_BUILDKIT:-0} docker build -q "${TAGS[@]}" "$CONTEXT" ;;
+  podman) podman build --format docker -q "${TAGS[@]}" "$CONTEXT" ;;
 esac
 SIZE=$("$TOOL" image inspect --format '{{.Size}}' "$NAME:$VERSION")
-echo "image: $NAME:$VERSION ($NAME:latest), $SIZE bytes; run: $TOOL run --rm -p 8080:8080 $NAME:$VERSION"
+echo "image: $NAME:$VERSION ($NAME:latest), $SIZE bytes"
+echo "image: run it with $TOOL run --rm -p 8080:8080 $NAME:$VERSION"

@@ -131,7 +131,7 @@ def image(docker):
                        env=dict(docker.env, IMAGE_CONTEXT=str(docker.root / "context")),
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
-    print(p.stdout.splitlines()[-1])  # its size (pytest -s)
+    print(p.stdout.splitlines()[-2])  # its size (pytest -s)
     version = subprocess.run([str(BIN), "--version"], capture_output=True,
                              text=True).stdout.split()[1]
     tag = f"rivet:{version}"
@@ -187,7 +187,8 @@ def settings(dockerfile: str) -> list:
 def test_repository_dockerfile_configures_the_image_as_make_image_does(tmp_path):
     """The Dockerfile for users with a registry cannot be built here (no debian:12); its final
     stage must at least say what the generated one says."""
-    p = subprocess.run(["bash", str(REPO / "scripts/image.sh"), "--context-only", str(BIN.parent)],
+    script = str(REPO / "scripts/image.sh")
+    p = subprocess.run(["bash", script, "--context-only", str(BIN.parent)],
                        env=dict(os.environ, IMAGE_CONTEXT=str(tmp_path / "context")),
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
