@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
+.PHONY: all setup build run image test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
 
 all: build
 
@@ -22,6 +22,11 @@ build: setup $(BUILD)/build.ninja
 
 run: build
 	./$(BUILD)/rivet --port $(PORT) --root public
+
+# The container image of build/rivet, FROM scratch (no base image to pull): tagged rivet:VERSION
+# and rivet:latest. Needs a running Docker daemon (or IMAGE_TOOL=podman); docs/OPERATIONS.md.
+image: build
+	bash scripts/image.sh $(BUILD)
 
 unit: build
 	./$(BUILD)/unit_tests
