@@ -1,5 +1,7 @@
 #include "app/server_options.hpp"
 
+#include <stdexcept>
+
 namespace rivet::app {
 
 // A field added to one side and not the other changes its size: convert it below too.
@@ -17,6 +19,13 @@ engine::ServerConfig server_config(const RunOptions& o) {
                 l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
     const rivet::Timeouts& t = o.timeouts;
     c.timeouts = {t.header_ms, t.body_ms, t.idle_ms, t.write_ms, t.linger_ms, t.drain_ms};
+    c.proxy_protocol = o.proxy_protocol;
+    if (o.proxy_protocol) {
+        static const std::vector<std::string> kLoopback = {"127.0.0.0/8", "::1"};
+        const auto& trusted = o.proxy_trusted.empty() ? kLoopback : o.proxy_trusted;
+        if (auto bad = c.proxy_trusted.assign(trusted); !bad.empty())
+            throw std::invalid_argument("proxy_trusted: not an address or network: " + bad);
+    }
     return c;
 }
 
