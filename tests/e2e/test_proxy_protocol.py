@@ -10,10 +10,12 @@ import struct
 import subprocess
 import time
 
+import json
+
 import pytest
 
 from ops_e2e import COMBINED_RE, conn_from, free_port, get, log_lines, wait_for, write_config
-from rivet_e2e import SLOW
+from rivet_e2e import BIN, SLOW
 
 HAPROXY = shutil.which("haproxy", path=os.environ.get("PATH", "") + ":/usr/sbin:/usr/local/sbin")
 V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
@@ -152,6 +154,24 @@ def test_the_rate_limit_is_per_proxied_client(rivet, tmp_path):
     assert codes(v1("192.0.2.100"), 1, xff="203.0.113.10") == [200]
     wait_for(lambda: any(line.startswith("203.0.113.9 ") for line in log_lines(log)),
              what="the forwarded client in the access log")
+
+
+def test_settings_are_checked_and_shown(tmp_path):
+    def run(*args):
+        return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True,
+                              timeout=30 * SLOW)
+    p = run("--proxy-protocol", "--proxy-trusted", "10.0.0.0/8,10.0.0.0/40", "--check-config")
+    assert p.returncode == 2
+    assert '"10.0.0.0/40" is not an address or CIDR network' in p.stderr, p.stderr
+    cfg = write_config(tmp_path / "r.json", {"server": {"proxy_trusted": ["::1"] * 1001}})
+    p = run("--config", cfg, "--check-config")
+    assert p.returncode == 2 and "server.proxy_trusted: more than 1000" in p.stderr, p.stderr
+    cfg = write_config(tmp_path / "r.json", {"server": {"proxy_protocol": True,
+                                                        "proxy_trusted": ["192.0.2.0/24"]}})
+    p = run("--config", cfg, "--check-config")
+    assert p.returncode == 0, p.stderr
+    server = json.loads(p.stdout)["server"]
+    assert server["proxy_protocol"] is True and server["proxy_trusted"] == ["192.0.2.0/24"]
 
 
 # ---- real HAProxy in front ----

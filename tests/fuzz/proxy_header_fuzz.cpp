@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ProxyHeader part = parse_proxy_header(in.substr(0, split), bound);
     if (whole.kind == Kind::Done) {
         check(whole.consumed > 0 && whole.consumed <= in.size());
-        check(whole.consumed <= kMaxProxyHeader && (whole.consumed <= bound ||
-                                                    whole.consumed <= kMaxProxyV1Line));
+        check(whole.consumed <= kMaxProxyHeader &&
+              (whole.consumed <= bound || whole.consumed <= kMaxProxyV1Line));
         check(!whole.has_source || whole.source.ss_family == AF_INET ||
               whole.source.ss_family == AF_INET6);
         // What follows the header cannot change it.
