@@ -13,12 +13,6 @@ engine::ServerConfig server_config(const RunOptions& o) {
     c.host = o.host;
     c.port = o.port;
     c.threads = o.threads;
-    const rivet::Limits& l = o.limits;
-    c.limits = {l.max_request_line, l.max_header_bytes,  l.max_headers,
-                l.max_body,         l.max_connections,   l.max_requests_per_connection,
-                l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
-    const rivet::Timeouts& t = o.timeouts;
-    c.timeouts = {t.header_ms, t.body_ms, t.idle_ms, t.write_ms, t.linger_ms, t.drain_ms};
     c.proxy_protocol = o.proxy_protocol;
     if (o.proxy_protocol) {
         static const std::vector<std::string> kLoopback = {"127.0.0.0/8", "::1"};
@@ -26,6 +20,12 @@ engine::ServerConfig server_config(const RunOptions& o) {
         if (auto bad = c.proxy_trusted.assign(trusted); !bad.empty())
             throw std::invalid_argument("proxy_trusted: not an address or network: " + bad);
     }
+    const rivet::Limits& l = o.limits;
+    c.limits = {l.max_request_line, l.max_header_bytes,  l.max_headers,
+                l.max_body,         l.max_connections,   l.max_requests_per_connection,
+                l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
+    const rivet::Timeouts& t = o.timeouts;
+    c.timeouts = {t.header_ms, t.body_ms, t.idle_ms, t.write_ms, t.linger_ms, t.drain_ms};
     return c;
 }
 
