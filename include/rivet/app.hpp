@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rivet/async_reply.hpp>
 #include <rivet/event_loop.hpp>
@@ -60,6 +61,15 @@ struct RunOptions {
     unsigned retry_after_s = 1;  // Retry-After of that 503
     Limits limits;               // request sizes and connection limits (rivet/limits.hpp)
     Timeouts timeouts;
+    // PROXY protocol (v1 and v2, as HAProxy's send-proxy / send-proxy-v2 send it): a connection
+    // from a trusted address may begin with a header naming the client, and the access log, the
+    // rate limit and Request's client address then see that client. The header is optional
+    // (health checks send none); an invalid one closes the connection. Headers from other
+    // addresses are never read (they are then a bad request). `proxy_trusted`: addresses or CIDR
+    // networks ("10.0.0.0/8", "::1"); empty means 127.0.0.0/8 and ::1. A bad entry makes start()
+    // throw std::invalid_argument naming it. Both change only at a restart.
+    bool proxy_protocol = false;
+    std::vector<std::string> proxy_trusted;
     bool quiet = false;     // no "listening on" line
     OperationsOptions ops;  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a

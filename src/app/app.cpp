@@ -267,7 +267,10 @@ std::string App::reconfigure(const RunOptions& options) {
     ops.admin.admin_port = impl_->options.ops.admin.admin_port;  // the listener stays put
     ops.admin.admin_host = impl_->options.ops.admin.admin_host;
     std::string problems = impl_->ops->reconfigure(ops);
-    impl_->server->reconfigure(app::server_config(options));  // host, port and threads stay
+    RunOptions listener = options;  // the PROXY protocol settings stay as started, like the address
+    listener.proxy_protocol = impl_->options.proxy_protocol;
+    listener.proxy_trusted = impl_->options.proxy_trusted;
+    impl_->server->reconfigure(app::server_config(listener));  // host, port and threads stay
     impl_->options.limits = options.limits;
     impl_->options.timeouts = options.timeouts;
     impl_->options.ops = ops;

@@ -1,53 +1,22 @@
-// Client addresses for rate limiting and logs: IPv4 and IPv6 in one 16-byte form (IPv4 as
-// ::ffff:a.b.c.d), networks in CIDR notation, and the client named by X-Forwarded-For.
+// Client addresses for rate limiting and logs: the address and network types are net's
+// (net/ip_network.hpp, shared with the engine's PROXY protocol); this adds the client named by
+// X-Forwarded-For, which needs HTTP header fields.
 #pragma once
 
-#include <cstdint>
-#include <cstring>
 #include <span>
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include "http/request_parser.hpp"
+#include "net/ip_network.hpp"
 
 namespace rivet::app {
 
-struct IpAddress {
-    uint8_t bytes[16] = {};
-
-    bool is_v4() const;  // v4-mapped
-    bool operator==(const IpAddress& o) const { return std::memcmp(bytes, o.bytes, 16) == 0; }
-    static IpAddress v4(const uint8_t* four);
-    static IpAddress v6(const uint8_t* sixteen);
-};
-
-// Numeric IPv4 ("10.1.2.3") or IPv6 ("::1", "[::1]"); no names, no zone ids.
-bool parse_ip(std::string_view text, IpAddress& out);
-// The usual text: dotted quad for IPv4 (mapped or not), RFC 5952 for IPv6. Appends to `out`.
-void format_ip(const IpAddress& ip, std::string& out);
-std::string to_string(const IpAddress& ip);
-
-struct IpNetwork {
-    IpAddress base;       // with the host bits cleared
-    unsigned prefix = 0;  // in bits of the 16-byte form (an IPv4 /8 is 96 + 8)
-
-    bool contains(const IpAddress& ip) const;
-};
-
-// "10.0.0.0/8", "2001:db8::/32", or one address (a /32 or /128).
-bool parse_network(std::string_view text, IpNetwork& out);
-
-class NetworkList {
-public:
-    // Returns the entry that does not parse, or empty when all do.
-    std::string assign(const std::vector<std::string>& entries);
-    bool contains(const IpAddress& ip) const;
-    bool empty() const { return networks_.empty(); }
-
-private:
-    std::vector<IpNetwork> networks_;
-};
+using net::format_ip;
+using net::IpAddress;
+using net::IpNetwork;
+using net::NetworkList;
+using net::parse_ip;
+using net::parse_network;
+using net::to_string;
 
 // The client behind trusted proxies: walks X-Forwarded-For from the right (the entry the
 // nearest proxy added) past every address that is itself a trusted proxy, as nginx's

@@ -107,6 +107,11 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP rivet_connections_accepted_total Client connections accepted.");
     line(out, "# TYPE rivet_connections_accepted_total counter");
     sample(out, "rivet_connections_accepted_total", s.serving.traffic.accepted);
+    line(out,
+         "# HELP rivet_proxy_header_refused_total Connections from trusted proxies closed for an "
+         "invalid PROXY protocol header.");
+    line(out, "# TYPE rivet_proxy_header_refused_total counter");
+    sample(out, "rivet_proxy_header_refused_total", s.serving.traffic.proxy_refused);
 
     line(out,
          "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "

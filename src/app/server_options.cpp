@@ -1,5 +1,7 @@
 #include "app/server_options.hpp"
 
+#include <stdexcept>
+
 namespace rivet::app {
 
 // A field added to one side and not the other changes its size: convert it below too.
@@ -11,6 +13,13 @@ engine::ServerConfig server_config(const RunOptions& o) {
     c.host = o.host;
     c.port = o.port;
     c.threads = o.threads;
+    c.proxy_protocol = o.proxy_protocol;
+    if (o.proxy_protocol) {
+        static const std::vector<std::string> kLoopback = {"127.0.0.0/8", "::1"};
+        const auto& trusted = o.proxy_trusted.empty() ? kLoopback : o.proxy_trusted;
+        if (auto bad = c.proxy_trusted.assign(trusted); !bad.empty())
+            throw std::invalid_argument("proxy_trusted: not an address or network: " + bad);
+    }
     const rivet::Limits& l = o.limits;
     c.limits = {l.max_request_line, l.max_header_bytes,  l.max_headers,
                 l.max_body,         l.max_connections,   l.max_requests_per_connection,

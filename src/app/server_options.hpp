@@ -11,6 +11,7 @@
 
 namespace rivet::app {
 
+// Throws std::invalid_argument for a proxy_trusted entry that is not an address or network.
 engine::ServerConfig server_config(const RunOptions& options);
 
 // For an answer written at once: views into `r`, nothing copied.

@@ -15,11 +15,8 @@ namespace rivet::engine {
 
 Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer)
     : owner_(owner), fd_(fd), id_(id) {
-    peer_family_ = uint8_t(peer.ss_family);
-    if (peer.ss_family == AF_INET)
-        std::memcpy(peer_bytes_, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
-    else if (peer.ss_family == AF_INET6)
-        std::memcpy(peer_bytes_, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
+    set_peer(peer);
+    if (owner_.config().proxy_protocol) expect_proxy_header(peer);
     head_started_ms_ = owner_.loop().now_ms();
     interest_ = net::kReadable;
     arm_timer();
@@ -93,7 +90,9 @@ void Connection::on_readable() {
         // Nobody asks for the body (the socket waits), or a piece is still buffered.
         return kicked();
     }
-    if (phase_ != Phase::Head && phase_ != Phase::Body && phase_ != Phase::Stream) return;
+    if (phase_ != Phase::Head && phase_ != Phase::Body && phase_ != Phase::Stream &&
+        phase_ != Phase::ProxyHeader)
+        return;
     // What the read below learns about the socket holds only until this call returns.
     struct Forget {
         bool& drained;
@@ -172,6 +171,8 @@ size_t Connection::serve_input(const char* data, size_t len) {
         pos = finish_body(data, len);
     else if (phase_ == Phase::Stream)
         pos = feed_upload(data, len);
+    else if (phase_ == Phase::ProxyHeader)
+        pos = read_proxy_header(data, len);  // then Head, or Closed
     while (pos < len && phase_ == Phase::Head) {
         if (should_pause()) {
             phase_ = Phase::Paused;  // after_flush resumes with what is left in in_
@@ -322,7 +323,7 @@ void Connection::end_reading() {
     if (phase_ == Phase::Body || phase_ == Phase::BodyWait) body_.reset();
     drop_upload("the request was answered before its body ended");
     if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::BodyWait ||
-        phase_ == Phase::Stream || phase_ == Phase::Paused)
+        phase_ == Phase::Stream || phase_ == Phase::Paused || phase_ == Phase::ProxyHeader)
         phase_ = Phase::Closing;
 }
 

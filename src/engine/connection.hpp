@@ -37,6 +37,8 @@ class IoThread;
 class Connection final : public net::IoHandler, public net::Timer {
 public:
     enum class Phase : uint8_t {
+        // A trusted proxy may send a PROXY protocol header first (connection_proxy.cpp).
+        ProxyHeader,
         Head,       // reading a request head (an idle keep-alive connection too)
         Body,       // the head is parsed, its body is arriving (body_)
         BodyWait,   // as Body, but the server's body budget is spent: not reading until bytes
@@ -134,6 +136,11 @@ private:
 
     void on_io(uint32_t events) override;
     void on_timeout() override;
+
+    // The PROXY protocol header (connection_proxy.cpp).
+    void set_peer(const sockaddr_storage& peer);
+    void expect_proxy_header(const sockaddr_storage& peer);
+    size_t read_proxy_header(const char* data, size_t len);
 
     // Reading (connection.cpp).
     void on_readable();

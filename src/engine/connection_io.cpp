@@ -130,7 +130,8 @@ void Connection::after_flush() {
 
 void Connection::update_interest() {
     uint8_t want = 0;
-    if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::Lingering)
+    if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::Lingering ||
+        phase_ == Phase::ProxyHeader)
         want |= net::kReadable;
     // A streamed body is read only while its handler asks and nothing is buffered.
     if (phase_ == Phase::Stream && upload_->waiting && in_.empty()) want |= net::kReadable;

@@ -202,17 +202,18 @@ void IoThread::begin_lame_duck() {
 
 void IoThread::reconfigure(const ServerConfig& config) {
     loop_.post([this, config] {
-        std::string host = config_.host;
-        uint16_t port = config_.port;
-        unsigned threads = config_.threads;
+        ServerConfig kept = std::move(config_);  // what belongs to the listener stays
         config_ = config;
-        config_.host = host;
-        config_.port = port;
-        config_.threads = threads;
+        config_.host = std::move(kept.host);
+        config_.port = kept.port;
+        config_.threads = kept.threads;
+        config_.proxy_protocol = kept.proxy_protocol;
+        config_.proxy_trusted = std::move(kept.proxy_trusted);
         headers_.resize(config_.limits.max_headers);  // no parse is in progress here
         budget_->set_limit(config_.limits.max_buffered_bodies);
         parser_limits_ = engine::parser_limits(config_.limits);
-        max_open_ = std::max<size_t>(1, config_.limits.max_connections / (threads ? threads : 1));
+        max_open_ = std::max<size_t>(
+            1, config_.limits.max_connections / (config_.threads ? config_.threads : 1));
         if (!draining_) set_accepting(open_ < max_open_);
     });
 }

@@ -16,6 +16,7 @@ struct ServerStats {
     uint64_t bodies_waiting = 0;   // connections whose buffered body waits for the body budget
     uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
     uint64_t cancelled = 0;        // deferred answers whose connection closed before they came
+    uint64_t proxy_refused = 0;    // connections closed for an invalid PROXY protocol header
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -26,6 +27,7 @@ struct ServerStats {
         bodies_waiting += o.bodies_waiting;
         body_bytes_held += o.body_bytes_held;
         cancelled += o.cancelled;
+        proxy_refused += o.proxy_refused;
         return *this;
     }
 };
@@ -41,6 +43,7 @@ struct LoopStats {
     std::atomic<uint64_t> bytes_out{0};
     std::atomic<uint64_t> cancelled{0};
     std::atomic<uint64_t> bodies_waiting{0};  // a gauge
+    std::atomic<uint64_t> proxy_refused{0};
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -55,7 +58,8 @@ struct LoopStats {
                 bytes_out.load(r),
                 bodies_waiting.load(r),
                 0,
-                cancelled.load(r)};
+                cancelled.load(r),
+                proxy_refused.load(r)};
     }
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "http/request_parser.hpp"
+#include "net/ip_network.hpp"
 
 namespace rivet::engine {
 
@@ -41,6 +42,12 @@ struct ServerConfig {
 
     Limits limits;
     Timeouts timeouts;
+
+    // PROXY protocol (v1 and v2) on the listener: a connection from an address in
+    // `proxy_trusted` may begin with a header naming the client (Connection's Phase::ProxyHeader),
+    // whose address then replaces the peer's. Others' headers are never read. Fixed at start.
+    bool proxy_protocol = false;
+    net::NetworkList proxy_trusted;
 };
 
 // The parser's share of the limits. The body limit is the engine's to check, after the

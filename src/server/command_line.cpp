@@ -1,5 +1,6 @@
 #include "server/command_line.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -159,6 +160,21 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
          [&](const std::string& v) {
              return parse_number<double>(v, 1, 1e9, ops.rate_limit.burst);
          }},
+        {"--proxy-trusted",  // CIDR[,CIDR...]
+         [&](const std::string& v) {
+             std::vector<std::string> items;
+             for (size_t at = 0; at <= v.size() && items.size() <= kMaxProxyTrusted;) {
+                 size_t comma = std::min(v.find(',', at), v.size());
+                 items.push_back(v.substr(at, comma - at));
+                 at = comma + 1;
+             }
+             if (auto problem = check_proxy_trusted(items); !problem.empty()) {
+                 error = "--proxy-trusted: " + problem;
+                 return false;
+             }
+             run.proxy_trusted = std::move(items);
+             return true;
+         }},
         {"--admin-port",
          [&](const std::string& v) {
              return parse_number<uint16_t>(v, 0, 65535, ops.admin.admin_port);
@@ -169,6 +185,7 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
         {"--check-config", [&] { check_config = true; }},
         {"--inline-heavy", [&] { c.demo.inline_heavy = true; }},
         {"--no-compression", [&] { c.demo.compression = false; }},
+        {"--proxy-protocol", [&] { run.proxy_protocol = true; }},
         {"--no-admin",
          [&] { ops.admin.metrics = ops.admin.status_page = ops.admin.health = false; }},
     };
@@ -200,7 +217,7 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
             value = args[++i];
         }
         if (!it->second(value)) {
-            error = "invalid value '" + value + "' for " + arg;
+            if (error.empty()) error = "invalid value '" + value + "' for " + arg;
             return Outcome::Error;
         }
     }
@@ -254,6 +271,12 @@ Logs and rate limiting:
   --log-level L          error, warn, info (default) or debug
   --rate-limit RPS       per-client requests per second (token bucket); 0 = off (off)
   --rate-burst N         bucket size: requests a rested client may send at once (200)
+
+Behind a proxy (docs/OPERATIONS.md, "Behind HAProxy"):
+  --proxy-protocol       read a PROXY protocol header (v1 or v2, optional) from trusted peers:
+                         the access log and rate limit then see the client it names
+  --proxy-trusted LIST   peers whose header is read: addresses or CIDR networks, comma-separated
+                         (default with --proxy-protocol: 127.0.0.0/8,::1)
 
 Admin endpoints (/metrics, /status, /status.json, /healthz):
   --admin-port N    serve them on 127.0.0.1:N only, not on the main port

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app/ip_address.hpp"
+#include "net/ip_network.hpp"
 #include "server/json_lines.hpp"
 
 namespace rivet::server {
@@ -145,6 +146,24 @@ Field networks(const char* name, Ref ref) {
             }};
 }
 
+// server.proxy_trusted: a list of addresses or networks, bounded (check_proxy_trusted).
+Field proxy_trusted(const char* name) {
+    return {name, [](const json& v, Config& c) -> std::string {
+                if (!v.is_array())
+                    return "expected a list of addresses or CIDR networks, got " + shown(v);
+                std::vector<std::string> items;
+                for (const auto& e : v) {
+                    if (!e.is_string())
+                        return "expected addresses or CIDR networks; " + shown(e) + " is not one";
+                    items.push_back(e.get<std::string>());
+                    if (items.size() > kMaxProxyTrusted) break;  // enough to say it is too many
+                }
+                if (auto problem = check_proxy_trusted(items); !problem.empty()) return problem;
+                c.run.proxy_trusted = std::move(items);
+                return {};
+            }};
+}
+
 #define REF(expr)             \
     [](Config & c) -> auto& { \
         return c.expr;        \
@@ -175,6 +194,8 @@ const std::vector<Section>& schema() {
                   c.user = v.get<std::string>();
                   return {};
               }},
+             boolean("proxy_protocol", REF(run.proxy_protocol)),
+             proxy_trusted("proxy_trusted"),
          }},
         {"threading",
          {
@@ -253,6 +274,16 @@ const std::vector<Section>& schema() {
 #undef REF
 
 }  // namespace
+
+std::string check_proxy_trusted(const std::vector<std::string>& entries) {
+    if (entries.size() > kMaxProxyTrusted)
+        return "more than " + std::to_string(kMaxProxyTrusted) + " addresses or networks";
+    for (const auto& e : entries) {
+        net::IpNetwork n;
+        if (!net::parse_network(e, n)) return "\"" + e + "\" is not an address or CIDR network";
+    }
+    return {};
+}
 
 Config default_config() {
     Config c;
@@ -373,7 +404,9 @@ nlohmann::ordered_json effective_config(const Config& c) {
                    {"port", r.port},
                    {"max_connections", l.max_connections},
                    {"io_threads", r.threads},
-                   {"user", c.user}};
+                   {"user", c.user},
+                   {"proxy_protocol", r.proxy_protocol},
+                   {"proxy_trusted", r.proxy_trusted}};
     j["threading"] = {{"thread_pool_size", r.workers}, {"max_queue_size", r.queue}};
     j["cache"] = {{"enabled", c.cache.enabled},
                   {"max_size_mb", c.cache.max_size_mb},

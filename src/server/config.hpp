@@ -44,6 +44,12 @@ std::vector<std::string> apply_config_file(const std::string& path, Config& conf
 std::vector<std::string> apply_config_text(const std::string& text, const std::string& name,
                                            Config& config);
 
+// server.proxy_trusted / --proxy-trusted: at most this many addresses or networks.
+inline constexpr size_t kMaxProxyTrusted = 1000;
+// Empty when every entry is an address or CIDR network and there are not too many; else what is
+// wrong, naming the entry.
+std::string check_proxy_trusted(const std::vector<std::string>& entries);
+
 // Every setting, in the file's schema: what --check-config prints.
 nlohmann::ordered_json effective_config(const Config& config);
 

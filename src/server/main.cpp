@@ -31,6 +31,9 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         warn("the admin listener (metrics.admin_host, metrics.admin_port)");
     if (next.demo.root != now.demo.root) warn("static.root");
     if (next.user != now.user) warn("server.user");
+    if (next.run.proxy_protocol != now.run.proxy_protocol ||
+        next.run.proxy_trusted != now.run.proxy_trusted)
+        warn("the PROXY protocol (server.proxy_protocol, server.proxy_trusted)");
     if (next.demo.compression != now.demo.compression) warn("compression.enabled");
     if (next.cache.enabled != now.cache.enabled ||
         next.cache.max_size_mb != now.cache.max_size_mb ||

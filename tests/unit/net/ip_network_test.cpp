@@ -1,8 +1,10 @@
-#include "app/ip_address.hpp"
+#include "net/ip_network.hpp"
+
+#include <netinet/in.h>
 
 #include <gtest/gtest.h>
 
-using namespace rivet::app;
+using namespace rivet::net;
 
 namespace {
 
@@ -43,15 +45,29 @@ TEST(IpAddress, Networks) {
     EXPECT_FALSE(parse_network("::/129", n));
 }
 
-TEST(IpAddress, ForwardedForOnlyFromTrustedProxies) {
-    NetworkList trusted;
-    ASSERT_EQ(trusted.assign({"127.0.0.1", "10.0.0.0/8"}), "");
-    rivet::http::Header h[] = {{"Host", "x"}, {"X-Forwarded-For", "1.1.1.1, 2.2.2.2, 10.0.0.5"}};
-    EXPECT_EQ(to_string(forwarded_client(ip("127.0.0.1"), h, trusted)), "2.2.2.2");
-    EXPECT_EQ(to_string(forwarded_client(ip("9.9.9.9"), h, trusted)), "9.9.9.9");
-    rivet::http::Header junk[] = {{"X-Forwarded-For", "nonsense"}};
-    EXPECT_EQ(to_string(forwarded_client(ip("127.0.0.1"), junk, trusted)), "127.0.0.1");
-    rivet::http::Header none[] = {{"Host", "x"}};
-    EXPECT_EQ(to_string(forwarded_client(ip("127.0.0.1"), none, trusted)), "127.0.0.1");
-    EXPECT_EQ(trusted.assign({"10.0.0.0/8", "bogus"}), "bogus");
+TEST(IpAddress, FromSocketAddress) {
+    sockaddr_storage ss{};
+    auto& a4 = reinterpret_cast<sockaddr_in&>(ss);
+    a4.sin_family = AF_INET;
+    a4.sin_addr.s_addr = htonl(0x7f000005);
+    EXPECT_EQ(to_string(IpAddress::of(ss)), "127.0.0.5");
+    ss = {};
+    auto& a6 = reinterpret_cast<sockaddr_in6&>(ss);
+    a6.sin6_family = AF_INET6;
+    a6.sin6_addr.s6_addr[15] = 1;
+    EXPECT_EQ(to_string(IpAddress::of(ss)), "::1");
+    ss = {};
+    ss.ss_family = AF_UNIX;
+    EXPECT_TRUE(IpAddress::of(ss) == IpAddress());
+}
+
+TEST(IpAddress, NetworkListKeepsTheOldOneOnABadEntry) {
+    NetworkList list;
+    ASSERT_EQ(list.assign({"127.0.0.0/8", "::1"}), "");
+    EXPECT_TRUE(list.contains(ip("127.9.9.9")));
+    EXPECT_TRUE(list.contains(ip("::1")));
+    EXPECT_FALSE(list.contains(ip("::2")));
+    EXPECT_EQ(list.assign({"10.0.0.0/8", "bogus"}), "bogus");
+    EXPECT_EQ(list.assign({""}), "\"\"");
+    EXPECT_TRUE(list.contains(ip("127.0.0.1")));  // unchanged
 }
