@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rivet/async_reply.hpp>
 #include <rivet/event_loop.hpp>
@@ -69,6 +70,18 @@ struct RunOptions {
     // waits for signals (e.g. to drop root privileges); if it throws, run() stops the server
     // and rethrows.
     std::function<void()> on_started;
+
+    // Handing over without closing the port (systemd socket activation, an in-place upgrade).
+    // Already-bound listening TCP sockets to serve instead of binding host:port; the App owns
+    // them (closes them when it stops) and accepts from every one: with fewer than `threads`,
+    // the other loops get sockets of their own beside them on the same address.
+    std::vector<int> listen_fds;
+    // The same for the admin listener; needs ops.admin.admin_port set (its value is then
+    // unused: the socket's own port counts).
+    std::vector<int> admin_listen_fds;
+    // run() calls this on SIGUSR2, on its own thread (e.g. to start a new binary that inherits
+    // listening_fds()); without it, SIGUSR2 is logged and ignored.
+    std::function<void()> on_upgrade;
 };
 
 class App {
@@ -146,6 +159,12 @@ public:
     EventLoop& loop(unsigned i);
     unsigned loops() const;
 
+    // While running: the listening sockets, to hand over to a new process (RunOptions::
+    // listen_fds there). They stay open until stop() begins; a child forked before that
+    // holds its own copies.
+    std::vector<int> listening_fds() const;
+    std::vector<int> admin_listening_fds() const;  // empty without an admin listener
+
     // Middleware (rivet/middleware.hpp) for every request, or for the paths under `prefix`
     // ("/api" covers "/api" and "/api/..."). Must be added before the server starts.
     App& use(std::shared_ptr<Middleware> middleware);
@@ -158,7 +177,8 @@ public:
     StaticFiles& serve_static(std::string_view mount, std::string root, StaticOptions options = {});
     StaticStats static_stats() const;  // every mount's cache counters, summed
 
-    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return. Throws
+    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return; SIGHUP calls
+    // on_reload, SIGUSR2 on_upgrade. Throws
     // std::runtime_error when the address cannot be bound.
     void run(const RunOptions& options = {});
 

@@ -11,6 +11,7 @@ engine::ServerConfig server_config(const RunOptions& o) {
     c.host = o.host;
     c.port = o.port;
     c.threads = o.threads;
+    c.listen_fds = o.listen_fds;
     const rivet::Limits& l = o.limits;
     c.limits = {l.max_request_line, l.max_header_bytes,  l.max_headers,
                 l.max_body,         l.max_connections,   l.max_requests_per_connection,
