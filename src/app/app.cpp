@@ -254,6 +254,23 @@ std::string App::reconfigure(const RunOptions& options) {
     return problems;
 }
 
+namespace {
+
+// SIGUSR2, as for nginx: start a new binary on our listening sockets (the owner's on_upgrade).
+void request_upgrade(const RunOptions& options) {
+    if (!options.on_upgrade) {
+        app::log_warn("SIGUSR2: in-place upgrades are not configured (RunOptions::on_upgrade)");
+        return;
+    }
+    try {
+        options.on_upgrade();
+    } catch (const std::exception& e) {  // a failed upgrade leaves us serving
+        app::log_error(std::string("SIGUSR2: ") + e.what());
+    }
+}
+
+}  // namespace
+
 void App::run(const RunOptions& options) {
     // Threads inherit the mask: only this one takes SIGINT/SIGTERM, through sigwait.
     sigset_t stop_signals;
@@ -277,16 +294,8 @@ void App::run(const RunOptions& options) {
     // SIGHUP, as for nginx: log files are reopened (logrotate renamed them) and the owner
     // may re-read its configuration.
     while (sigwait(&stop_signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR2)) {
-        if (sig == SIGUSR2) {  // as nginx: start a new binary on our listening sockets
-            if (options.on_upgrade) {
-                try {
-                    options.on_upgrade();
-                } catch (const std::exception& e) {  // a failed upgrade leaves us serving
-                    app::log_error(std::string("SIGUSR2: ") + e.what());
-                }
-            } else
-                app::log_warn(
-                    "SIGUSR2: in-place upgrades are not configured (RunOptions::on_upgrade)");
+        if (sig == SIGUSR2) {
+            request_upgrade(options);
             continue;
         }
         if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
