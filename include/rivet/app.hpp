@@ -177,8 +177,7 @@ public:
     StaticFiles& serve_static(std::string_view mount, std::string root, StaticOptions options = {});
     StaticStats static_stats() const;  // every mount's cache counters, summed
 
-    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return; SIGHUP calls
-    // on_reload, SIGUSR2 on_upgrade. Throws
+    // Serves forever; SIGINT/SIGTERM drain in-flight requests and return. Throws
     // std::runtime_error when the address cannot be bound.
     void run(const RunOptions& options = {});
 
