@@ -79,6 +79,18 @@ struct RunOptions {
     // waits for signals (e.g. to drop root privileges); if it throws, run() stops the server
     // and rethrows.
     std::function<void()> on_started;
+
+    // Handing over without closing the port (systemd socket activation, an in-place upgrade).
+    // Already-bound listening TCP sockets to serve instead of binding host:port; the App owns
+    // them (closes them when it stops) and accepts from every one: with fewer than `threads`,
+    // the other loops get sockets of their own beside them on the same address.
+    std::vector<int> listen_fds;
+    // The same for the admin listener; needs ops.admin.admin_port set (its value is then
+    // unused: the socket's own port counts).
+    std::vector<int> admin_listen_fds;
+    // run() calls this on SIGUSR2, on its own thread (e.g. to start a new binary that inherits
+    // listening_fds()); without it, SIGUSR2 is logged and ignored.
+    std::function<void()> on_upgrade;
 };
 
 class App {
@@ -155,6 +167,12 @@ public:
     // While running: I/O loop `i` (0 .. threads-1), to post work or set timers from outside.
     EventLoop& loop(unsigned i);
     unsigned loops() const;
+
+    // While running: the listening sockets, to hand over to a new process (RunOptions::
+    // listen_fds there). They stay open until stop() begins; a child forked before that
+    // holds its own copies.
+    std::vector<int> listening_fds() const;
+    std::vector<int> admin_listening_fds() const;  // empty without an admin listener
 
     // Middleware (rivet/middleware.hpp) for every request, or for the paths under `prefix`
     // ("/api" covers "/api" and "/api/..."). Must be added before the server starts.

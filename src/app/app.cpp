@@ -34,6 +34,8 @@ void wait_out_lame_duck(uint64_t grace_ms, const sigset_t& signals, app::Operati
         } else if (sig == SIGINT || sig == SIGTERM) {
             app::log_info("signal " + std::to_string(sig) + " again: draining now");
             return;
+        } else if (sig == SIGUSR2) {
+            app::log_error("upgrade refused: this process is stopping");
         }  // else EAGAIN (the grace is over) or EINTR: the loop looks at the time again
     }
 }
@@ -112,6 +114,14 @@ unsigned App::loops() const {
     return impl_->loops ? unsigned(impl_->loops->size()) : 0;
 }
 
+std::vector<int> App::listening_fds() const {
+    return impl_->server ? impl_->server->listening_fds() : std::vector<int>{};
+}
+
+std::vector<int> App::admin_listening_fds() const {
+    return impl_->admin_server ? impl_->admin_server->listening_fds() : std::vector<int>{};
+}
+
 App& App::use(std::shared_ptr<Middleware> middleware) {
     return use("", std::move(middleware));
 }
@@ -178,6 +188,8 @@ App::Route App::del(std::string_view p, Handler h) {
 
 uint16_t App::start(const RunOptions& options) {
     if (impl_->server) throw std::logic_error("the app is already running");
+    if (!options.admin_listen_fds.empty() && options.ops.admin.admin_port == 0)
+        throw std::invalid_argument("admin_listen_fds needs ops.admin.admin_port set");
     impl_->options = options;
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
     impl_->server = std::make_unique<engine::Server>(app::server_config(options), *impl_);
@@ -199,14 +211,14 @@ uint16_t App::start(const RunOptions& options) {
     }
     impl_->server->start();
     if (!options.quiet) {
-        bool v6 = options.host.find(':') != std::string::npos;  // a URL needs [::1]
+        const std::string& host = impl_->server->host();  // an inherited socket's own
+        bool v6 = host.find(':') != std::string::npos;    // a URL needs [::1]
         std::printf("rivet listening on http://%s%s%s:%u (%u threads, %u workers)\n", v6 ? "[" : "",
-                    options.host.c_str(), v6 ? "]" : "", unsigned(impl_->server->port()),
+                    host.c_str(), v6 ? "]" : "", unsigned(impl_->server->port()),
                     impl_->server->threads(), impl_->pool->workers());
         if (impl_->admin_server)
             std::printf("rivet admin endpoints on http://%s:%u\n",
-                        options.ops.admin.admin_host.c_str(),
-                        unsigned(impl_->admin_server->port()));
+                        impl_->admin_server->host().c_str(), unsigned(impl_->admin_server->port()));
     }
     std::fflush(stdout);
     return impl_->server->port();
@@ -234,6 +246,7 @@ void App::start_operations(const RunOptions& options) {
         admin.host = options.ops.admin.admin_host;
         admin.port = options.ops.admin.admin_port;
         admin.threads = 1;
+        admin.listen_fds = options.admin_listen_fds;
         admin.limits.max_connections = 64;
         impl_->admin_server =
             std::make_unique<engine::Server>(admin, impl_->ops->admin_application());
@@ -277,6 +290,23 @@ std::string App::reconfigure(const RunOptions& options) {
     return problems;
 }
 
+namespace {
+
+// SIGUSR2, as for nginx: start a new binary on our listening sockets (the owner's on_upgrade).
+void request_upgrade(const RunOptions& options) {
+    if (!options.on_upgrade) {
+        app::log_warn("SIGUSR2: in-place upgrades are not configured (RunOptions::on_upgrade)");
+        return;
+    }
+    try {
+        options.on_upgrade();
+    } catch (const std::exception& e) {  // a failed upgrade leaves us serving
+        app::log_error(std::string("SIGUSR2: ") + e.what());
+    }
+}
+
+}  // namespace
+
 void App::run(const RunOptions& options) {
     // Threads inherit the mask: only this one takes SIGINT/SIGTERM, through sigwait.
     sigset_t stop_signals;
@@ -284,6 +314,7 @@ void App::run(const RunOptions& options) {
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGHUP);
+    sigaddset(&stop_signals, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
     start(options);
@@ -298,7 +329,11 @@ void App::run(const RunOptions& options) {
     int sig = 0;
     // SIGHUP, as for nginx: log files are reopened (logrotate renamed them) and the owner
     // may re-read its configuration.
-    while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
+    while (sigwait(&stop_signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR2)) {
+        if (sig == SIGUSR2) {
+            request_upgrade(options);
+            continue;
+        }
         if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
         if (options.on_reload) options.on_reload();
     }

@@ -13,6 +13,7 @@ engine::ServerConfig server_config(const RunOptions& o) {
     c.host = o.host;
     c.port = o.port;
     c.threads = o.threads;
+    c.listen_fds = o.listen_fds;
     c.proxy_protocol = o.proxy_protocol;
     if (o.proxy_protocol) {
         static const std::vector<std::string> kLoopback = {"127.0.0.0/8", "::1"};

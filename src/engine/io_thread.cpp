@@ -11,12 +11,12 @@
 
 namespace rivet::engine {
 
-IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd,
-                   BodyBudget* budget)
+IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
+                   std::vector<int> listen_fds, BodyBudget* budget)
     : index_(index),
       config_(config),
       app_(app),
-      listen_fd_(listen_fd),
+      listeners_(listen_fds.size()),
       read_buffer_(new char[kReadBufferSize]),
       headers_(config.limits.max_headers),
       parser_limits_(engine::parser_limits(config.limits)) {
@@ -33,7 +33,11 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
     tick_.owner = this;
     loop_.timers().schedule(tick_, kTickMs);
     write_buffer_.reserve(64 * 1024);
-    if (listen_fd_ >= 0) loop_.add(listen_fd_, net::kReadable, this);
+    for (size_t i = 0; i < listeners_.size(); ++i) {
+        listeners_[i].owner = this;
+        listeners_[i].fd = listen_fds[i];
+        loop_.add(listeners_[i].fd, net::kReadable, &listeners_[i]);
+    }
     loop_.on_turn_end([this] {
         for (Connection* c : graveyard_) delete c;
         graveyard_.clear();
@@ -52,7 +56,8 @@ IoThread::~IoThread() {
         delete c;
     }
     for (Connection* c : graveyard_) delete c;
-    if (listen_fd_ >= 0) close(listen_fd_);
+    for (Listener& l : listeners_)
+        if (l.fd >= 0) close(l.fd);
 }
 
 void IoThread::start() {
@@ -63,15 +68,19 @@ void IoThread::join() {
     if (thread_.joinable()) thread_.join();
 }
 
-void IoThread::on_io(uint32_t) {
-    accept_pending();
+void IoThread::Listener::on_io(uint32_t) {
+    owner->accept_pending(*this);
 }
 
 void IoThread::accept_pending() {
+    for (const Listener& l : listeners_) accept_pending(l);
+}
+
+void IoThread::accept_pending(const Listener& l) {
     // A bounded batch per turn keeps one busy listener from starving the connections.
-    for (int i = 0; i < 128 && accepting_ && listen_fd_ >= 0; ++i) {
+    for (int i = 0; i < 128 && accepting_ && l.fd >= 0; ++i) {
         net::PeerAddress peer;
-        int fd = net::accept_connection(listen_fd_, &peer);
+        int fd = net::accept_connection(l.fd, &peer);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE)
                 pause_for_descriptors();
@@ -122,9 +131,9 @@ void IoThread::adopt(int fd, const sockaddr_storage& peer) {
 }
 
 void IoThread::set_accepting(bool on) {
-    if (on == accepting_ || listen_fd_ < 0) return;
+    if (on == accepting_ || listeners_.empty() || listeners_[0].fd < 0) return;
     accepting_ = on;
-    loop_.modify(listen_fd_, on ? uint32_t(net::kReadable) : 0u, this);
+    for (Listener& l : listeners_) loop_.modify(l.fd, on ? uint32_t(net::kReadable) : 0u, &l);
 }
 
 void IoThread::connection_closed(Connection* c) {
@@ -182,10 +191,11 @@ void IoThread::begin_drain() {
         // Serve what the kernel already accepted for us, then stop listening.
         accept_pending();
         draining_ = true;
-        if (listen_fd_ >= 0) {
-            loop_.remove(listen_fd_);
-            close(listen_fd_);
-            listen_fd_ = -1;
+        for (Listener& l : listeners_) {
+            if (l.fd < 0) continue;
+            loop_.remove(l.fd);
+            close(l.fd);
+            l.fd = -1;
         }
         for (Connection* c : by_fd_)
             if (c) c->close_when_idle();
@@ -209,6 +219,7 @@ void IoThread::reconfigure(const ServerConfig& config) {
         config_.threads = kept.threads;
         config_.proxy_protocol = kept.proxy_protocol;
         config_.proxy_trusted = std::move(kept.proxy_trusted);
+        config_.listen_fds = std::move(kept.listen_fds);
         headers_.resize(config_.limits.max_headers);  // no parse is in progress here
         budget_->set_limit(config_.limits.max_buffered_bodies);
         parser_limits_ = engine::parser_limits(config_.limits);

@@ -1,6 +1,7 @@
-// IoThread: one I/O loop with its own listening socket (SO_REUSEPORT), its connections, its
-// receive buffer and its Date cache. A connection is born, served and closed on one IoThread, so
-// nothing on the request path is shared with other threads.
+// IoThread: one I/O loop with its own listening socket (SO_REUSEPORT; several when it inherited
+// more sockets than there are loops), its connections, its receive buffer and its Date cache. A
+// connection is born, served and closed on one IoThread, so nothing on the request path is shared
+// with other threads.
 #pragma once
 
 #include <sys/socket.h>
@@ -25,13 +26,14 @@ namespace rivet::engine {
 
 class Connection;
 
-class IoThread final : public net::IoHandler {
+class IoThread final {
 public:
-    // `listen_fd` may be -1: a loop without a listener serves only what adopt() hands it (tests
-    // drive connections over socketpairs that way). `budget`: the server's, shared by its loops
-    // and outliving them; null: the loop has one of its own (limits.max_buffered_bodies).
-    IoThread(unsigned index, const ServerConfig& config, Application& app, int listen_fd,
-             BodyBudget* budget = nullptr);
+    // The loop owns `listen_fds` and accepts from each. None: a loop without a listener serves
+    // only what adopt() hands it (tests drive connections over socketpairs that way). `budget`:
+    // the server's, shared by its loops and outliving them; null: the loop has one of its own
+    // (limits.max_buffered_bodies).
+    IoThread(unsigned index, const ServerConfig& config, Application& app,
+             std::vector<int> listen_fds, BodyBudget* budget = nullptr);
     ~IoThread();
 
     void start();  // runs the loop on a new thread
@@ -78,8 +80,14 @@ public:
     void deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply);
 
 private:
-    void on_io(uint32_t events) override;  // the listening socket
-    void accept_pending();
+    // One listening socket; wakes its loop when connections wait there.
+    struct Listener final : net::IoHandler {
+        IoThread* owner = nullptr;
+        int fd = -1;
+        void on_io(uint32_t events) override;
+    };
+    void accept_pending();  // from every listener
+    void accept_pending(const Listener& l);
     void set_accepting(bool on);
     void pause_for_descriptors();
     void end_descriptor_pause();
@@ -90,8 +98,8 @@ private:
     unsigned index_;
     ServerConfig config_;  // this loop's copy: reconfigure() replaces it on this thread
     Application& app_;
-    int listen_fd_;
     net::Loop loop_;
+    std::vector<Listener> listeners_;  // fixed at construction (the loop holds their addresses)
     std::thread thread_;
     http::DateCache dates_;
     LoopStats stats_;

@@ -19,11 +19,17 @@ class IoThread;
 
 class Server {
 public:
-    // Opens the listening sockets (one per thread); throws std::runtime_error when it cannot.
+    // Opens the listening sockets (one per thread), or serves config.listen_fds; throws
+    // std::runtime_error when it cannot.
     Server(ServerConfig config, Application& app);
     ~Server();
 
     uint16_t port() const { return port_; }  // the bound port (useful with port 0)
+    // The bound address: config.host, or the inherited sockets' ("127.0.0.1", "::").
+    const std::string& host() const { return config_.host; }
+    // Every listening socket, to hand over to a new process (an in-place upgrade). Valid until
+    // drain() starts: the loops close them then.
+    const std::vector<int>& listening_fds() const { return listen_fds_; }
     unsigned threads() const { return unsigned(threads_.size()); }
 
     void start();  // the loops run on their own threads
@@ -44,9 +50,12 @@ public:
     void reconfigure(const ServerConfig& config);
 
 private:
+    void open_listeners();
+
     ServerConfig config_;
     Application& app_;
     uint16_t port_ = 0;
+    std::vector<int> listen_fds_;
     BodyBudget budget_;  // before threads_: the loops use it until they are destroyed
     std::vector<std::unique_ptr<IoThread>> threads_;
 };

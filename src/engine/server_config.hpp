@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "http/request_parser.hpp"
 #include "net/ip_network.hpp"
@@ -39,6 +40,10 @@ struct ServerConfig {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
     unsigned threads = 0;  // I/O loops; 0 = one per core
+    // Already-bound listening sockets (systemd socket activation, an in-place upgrade), served
+    // instead of binding host:port; the Server owns them. Every one is accepted from: a loop may
+    // take several, and loops left without one get a socket of their own beside them.
+    std::vector<int> listen_fds;
 
     Limits limits;
     Timeouts timeouts;

@@ -12,6 +12,39 @@
 
 namespace rivet::net {
 
+namespace {
+
+// What every listening socket of ours gets, made here or inherited.
+void tune_listener(int fd) {
+    int one = 1;
+    // Linux copies TCP_NODELAY to every connection accepted from this socket: one setsockopt
+    // here instead of one per connection.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Hand a connection to accept() only once its first bytes have arrived (Apache's
+    // AcceptFilter, nginx's `listen ... deferred`): Connection::start() then reads the request at
+    // once, and a short connection costs one wake-up instead of two.
+    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
+}
+
+// A bound, listening, non-blocking socket on `addr`; -1 with errno on failure.
+int open_listener(const sockaddr* addr, socklen_t len, bool reuse_port, int backlog) {
+    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    tune_listener(fd);
+    if (bind(fd, addr, len) < 0 || listen(fd, backlog) < 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+}  // namespace
+
 int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int backlog) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -23,30 +56,46 @@ int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int back
     if (rc != 0)
         throw std::runtime_error("cannot listen on " + host + ":" + port_str + ": " +
                                  gai_strerror(rc) + " (expected a numeric IPv4 or IPv6 address)");
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = open_listener(res->ai_addr, res->ai_addrlen, reuse_port, backlog);
     int err = errno;
-    if (fd >= 0) {
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-        // Linux copies TCP_NODELAY to every connection accepted from this socket: one
-        // setsockopt here instead of one per connection.
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        // Hand a connection to accept() only once its first bytes have arrived (Apache's
-        // AcceptFilter, nginx's `listen ... deferred`): Connection::start() then reads the request
-        // at once, and a short connection costs one wake-up instead of two.
-        setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
-        if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, backlog) < 0) {
-            err = errno;
-            close(fd);
-            fd = -1;
-        }
-    }
     freeaddrinfo(res);
     if (fd < 0)
         throw std::runtime_error("cannot listen on " + host + ":" + port_str + ": " +
                                  std::strerror(err));
     return fd;
+}
+
+void adopt_listener(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0 && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    tune_listener(fd);
+}
+
+int listen_beside(int like, int backlog) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    int reuse = 0;
+    socklen_t reuse_len = sizeof reuse;
+    getsockopt(like, SOL_SOCKET, SO_REUSEPORT, &reuse, &reuse_len);
+    if (reuse && getsockname(like, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+        int fd = open_listener(reinterpret_cast<sockaddr*>(&ss), len, true, backlog);
+        if (fd >= 0) return fd;
+    }
+    // No SO_REUSEPORT on the first socket (a systemd socket unit without ReusePort=), or another
+    // user's group (sockets bound as root, we dropped privileges since): share its queue.
+    int fd = fcntl(like, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        throw std::runtime_error(std::string("cannot duplicate a listening socket: ") +
+                                 std::strerror(errno));
+    return fd;
+}
+
+std::string local_address(int fd) {
+    PeerAddress a;
+    socklen_t len = sizeof a.addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a.addr), &len);
+    return a.to_string();
 }
 
 uint16_t claim_port(const std::string& host, uint16_t port) {

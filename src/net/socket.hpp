@@ -23,6 +23,17 @@ uint16_t claim_port(const std::string& host, uint16_t port);
 
 // The port a socket is bound to (for --port 0).
 uint16_t local_port(int fd);
+// The address a socket is bound to, numeric ("127.0.0.1", "::").
+std::string local_address(int fd);
+
+// An inherited listening socket (systemd socket activation, an in-place upgrade) made to behave
+// as one of ours: non-blocking (another loop or process may take a connection first),
+// close-on-exec, TCP_NODELAY and TCP_DEFER_ACCEPT.
+void adopt_listener(int fd);
+// Another listening socket for the address `like` listens on: a new SO_REUSEPORT socket when
+// `like` has SO_REUSEPORT and the kernel lets us join its group (the port is already ours: no
+// claim_port), else a duplicate of `like` sharing its queue. Throws std::runtime_error.
+int listen_beside(int like, int backlog = 4096);
 
 // Peer address of an accepted connection, compact, for logs and per-address limits.
 struct PeerAddress {

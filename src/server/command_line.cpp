@@ -69,6 +69,13 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
              c.user = v;
              return !v.empty();
          }},
+        {"--pid-file",
+         [&](const std::string& v) {
+             c.pid_file = v;
+             return !v.empty();
+         }},
+        {"--upgrade-timeout",
+         [&](const std::string& v) { return parse_seconds(v, 0.1, 3'600, c.upgrade_timeout_ms); }},
         {"--threads",
          [&](const std::string& v) { return parse_number<unsigned>(v, 1, 1024, run.threads); }},
         {"--workers",
@@ -281,6 +288,12 @@ Behind a proxy (docs/OPERATIONS.md, "Behind HAProxy"):
 Admin endpoints (/metrics, /status, /status.json, /healthz):
   --admin-port N    serve them on 127.0.0.1:N only, not on the main port
   --no-admin        do not serve them at all
+
+In-place upgrade (docs/OPERATIONS.md): SIGUSR2 starts the binary again on the same sockets
+  --pid-file PATH        write the serving process's id there (removed at exit)
+  --upgrade-timeout S    a new process must serve within S seconds, else it is killed (30)
+  rivet --upgrade --pid-file PATH | --config FILE [--timeout-ms N]
+                         signal the rivet named there and wait for the new process (30000 ms)
 
 Container health check (exits 0 on a 2xx answer, 1 otherwise, 2 on a bad URL):
   rivet --healthcheck http://HOST:PORT/PATH [--timeout-ms N]   (default 2000 ms)

@@ -196,6 +196,13 @@ const std::vector<Section>& schema() {
               }},
              boolean("proxy_protocol", REF(run.proxy_protocol)),
              proxy_trusted("proxy_trusted"),
+             {"pid_file",  // "" (what --check-config prints when none is set): none
+              [](const json& v, Config& c) -> std::string {
+                  if (!v.is_string()) return "expected a file path, got " + shown(v);
+                  c.pid_file = v.get<std::string>();
+                  return {};
+              }},
+             seconds("upgrade_timeout", 0.1, 3'600, REF(upgrade_timeout_ms)),
          }},
         {"threading",
          {
@@ -406,7 +413,9 @@ nlohmann::ordered_json effective_config(const Config& c) {
                    {"io_threads", r.threads},
                    {"user", c.user},
                    {"proxy_protocol", r.proxy_protocol},
-                   {"proxy_trusted", r.proxy_trusted}};
+                   {"proxy_trusted", r.proxy_trusted},
+                   {"pid_file", c.pid_file},
+                   {"upgrade_timeout", secs(c.upgrade_timeout_ms)}};
     j["threading"] = {{"thread_pool_size", r.workers}, {"max_queue_size", r.queue}};
     j["cache"] = {{"enabled", c.cache.enabled},
                   {"max_size_mb", c.cache.max_size_mb},

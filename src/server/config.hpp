@@ -28,6 +28,10 @@ struct Config {
     // server.user / --user: the account the process becomes once its sockets are bound
     // (src/server/privileges.hpp); empty = stay who started it.
     std::string user;
+    // In-place upgrades (server/upgrade.hpp): server.pid_file / --pid-file (empty: none) and
+    // server.upgrade_timeout / --upgrade-timeout, how long a new process has to start serving.
+    std::string pid_file;
+    uint64_t upgrade_timeout_ms = 30'000;
 };
 
 // The executable's defaults: the library's, plus /metrics, /status and /healthz on.

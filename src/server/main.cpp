@@ -10,7 +10,11 @@
 #include "server/command_line.hpp"
 #include "server/demo_routes.hpp"
 #include "server/healthcheck.hpp"
+#include "server/pid_file.hpp"
 #include "server/privileges.hpp"
+#include "server/socket_activation.hpp"
+#include "server/upgrade.hpp"
+#include "server/upgrade_request.hpp"
 
 namespace {
 
@@ -34,6 +38,7 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
     if (next.run.proxy_protocol != now.run.proxy_protocol ||
         next.run.proxy_trusted != now.run.proxy_trusted)
         warn("the PROXY protocol (server.proxy_protocol, server.proxy_trusted)");
+    if (next.pid_file != now.pid_file) warn("server.pid_file");
     if (next.demo.compression != now.demo.compression) warn("compression.enabled");
     if (next.cache.enabled != now.cache.enabled ||
         next.cache.max_size_mb != now.cache.max_size_mb ||
@@ -47,6 +52,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args[0] == "--healthcheck")
         return rivet::server::run_healthcheck({args.begin() + 1, args.end()});
+    if (!args.empty() && args[0] == "--upgrade")
+        return rivet::server::run_upgrade_request({args.begin() + 1, args.end()});
     auto cl = rivet::server::parse_command_line(args);
     switch (cl.action) {
         case CommandLine::Action::Help:
@@ -75,6 +82,21 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    // Listeners handed over by systemd or by the process we upgrade (server/upgrade.hpp).
+    std::string inherit_error;
+    auto inherited = rivet::server::take_inherited_listeners(inherit_error);
+    if (!inherit_error.empty()) {
+        std::fprintf(stderr, "rivet: %s\n", inherit_error.c_str());
+        return 1;
+    }
+    int ready_fd = rivet::server::take_ready_fd();
+    cl.run.listen_fds = inherited.http;
+    if (cl.run.ops.admin.admin_port != 0) {
+        cl.run.admin_listen_fds = inherited.admin;
+    } else {
+        for (int fd : inherited.admin) close(fd);  // the admin endpoints are on the main port now
+    }
+    rivet::server::Upgrader upgrader({{argv, argv + argc}, cl.pid_file, cl.upgrade_timeout_ms});
     try {
         rivet::App app;
         rivet::server::apply_cache_options(cl);
@@ -95,6 +117,9 @@ int main(int argc, char** argv) {
                 rivet::app::log_info("reload: configuration " + next.config_path + " applied");
             current = next;
         };
+        cl.run.on_upgrade = [&app, &upgrader] {
+            upgrader.start(app.listening_fds(), app.admin_listening_fds());
+        };
         if (!cl.user.empty()) {
             // Between binding (ports below 1024 need root) and waiting for signals. The loops
             // and workers run already: glibc's setuid changes every thread's ids at once.
@@ -113,10 +138,21 @@ int main(int argc, char** argv) {
             rivet::app::log_warn(
                 "running as root: use --user (server.user) to serve as an unprivileged user");
         }
+        // Once serving, as who we serve as: the pid file, then the word to the process we
+        // replace (its cue to drain).
+        cl.run.on_started = [drop = std::move(cl.run.on_started), &cl, ready_fd] {
+            if (drop) drop();
+            if (!cl.pid_file.empty())
+                if (auto e = rivet::server::write_pid_file(cl.pid_file, getpid()); !e.empty())
+                    throw std::runtime_error(e);
+            rivet::server::signal_ready(ready_fd);
+        };
         app.run(cl.run);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rivet: %s\n", e.what());
+        if (!cl.pid_file.empty()) rivet::server::remove_pid_file_if_ours(cl.pid_file, getpid());
         return 1;
     }
+    if (!cl.pid_file.empty()) rivet::server::remove_pid_file_if_ours(cl.pid_file, getpid());
     return 0;
 }

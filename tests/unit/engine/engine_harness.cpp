@@ -271,7 +271,7 @@ EngineHarness::EngineHarness(ServerConfig config, TestApp::Handler handler,
     // Teardown drains: a connection a test left busy is cut off after this, never waited for.
     config.timeouts.drain_ms = 1000;
     app_.set_handler(std::move(handler));
-    io_ = std::make_unique<IoThread>(0, config, app_, -1);
+    io_ = std::make_unique<IoThread>(0, config, app_, std::vector<int>{});
     io_->start();
 }
 

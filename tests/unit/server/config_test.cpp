@@ -230,3 +230,30 @@ TEST(Config, ServerUserIsANameAndTheFlagWins) {
     EXPECT_EQ(rivet::server::parse_command_line({"--user", ""}).action,
               rivet::server::CommandLine::Action::Error);
 }
+
+TEST(Config, PidFileAndUpgradeTimeout) {
+    Config c = default_config();
+    EXPECT_EQ(c.pid_file, "");
+    EXPECT_EQ(c.upgrade_timeout_ms, 30'000u);
+    EXPECT_TRUE(apply_config_text(R"({"server": {"pid_file": "/run/rivet/rivet.pid",
+                                                  "upgrade_timeout": 0.1}})",
+                                  "t", c)
+                    .empty());
+    EXPECT_EQ(c.pid_file, "/run/rivet/rivet.pid");
+    EXPECT_EQ(c.upgrade_timeout_ms, 100u);
+    EXPECT_EQ(rivet::server::effective_config(c)["server"]["upgrade_timeout"], 0.1);
+    for (const char* bad :
+         {R"({"server": {"upgrade_timeout": 0.09}})", R"({"server": {"upgrade_timeout": 3601}})",
+          R"({"server": {"pid_file": 7}})"})
+        EXPECT_EQ(apply_config_text(bad, "t", c).size(), 1u) << bad;
+    auto cl = rivet::server::parse_command_line(
+        {"--pid-file", "/tmp/r.pid", "--upgrade-timeout", "3600"});
+    EXPECT_EQ(cl.pid_file, "/tmp/r.pid");
+    EXPECT_EQ(cl.upgrade_timeout_ms, 3'600'000u);
+    for (auto bad : {std::vector<std::string>{"--pid-file", ""},
+                     {"--upgrade-timeout", "0.05"},
+                     {"--upgrade-timeout", "3601"}})
+        EXPECT_EQ(rivet::server::parse_command_line(bad).action,
+                  rivet::server::CommandLine::Action::Error)
+            << bad[1];
+}

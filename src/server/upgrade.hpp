@@ -1,0 +1,62 @@
+// In-place upgrade, nginx's USR2 model. On SIGUSR2 the serving process (the old one) forks and
+// executes its binary again (the file now at the path it started from: the new version) with
+// the same arguments, handing over its listening sockets through the systemd socket-activation
+// protocol (server/socket_activation.hpp) and the write end of a pipe (RIVET_UPGRADE_READY_FD).
+// The new process serves on the inherited sockets, then writes one byte there (signal_ready).
+// On that byte the old process stops as on SIGTERM (lame-duck grace, then the drain); if the
+// new one exits first, or is not ready within the timeout (then it is killed), the old one logs
+// why and keeps serving. The listening sockets stay open throughout: both processes hold them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rivet::server {
+
+class Upgrader {
+public:
+    struct Options {
+        std::vector<std::string> argv;  // the command line to run again, argv[0] included
+        std::string pid_file;           // rewritten after a failure, for `rivet --upgrade`
+        uint64_t ready_timeout_ms = 30'000;
+    };
+    // Reads the binary's path now (/proc/self/exe): a binary replaced later by a rename leaves
+    // "(deleted)" there, while the path read at start names the new file.
+    explicit Upgrader(Options options);
+    ~Upgrader();  // stops waiting; a new process still starting carries on without us
+    Upgrader(const Upgrader&) = delete;
+    Upgrader& operator=(const Upgrader&) = delete;
+
+    // From App::run's thread, on SIGUSR2: starts the new process with `http` (then `admin`) as
+    // its inherited listeners and returns; a thread waits for its answer. Refused (logged) while
+    // an upgrade is in progress or after this process has handed over.
+    void start(const std::vector<int>& http, const std::vector<int>& admin);
+
+    const std::string& binary() const { return binary_; }
+
+private:
+    enum class State { Idle, Starting, HandedOver };
+    void wait_for(pid_t child, int ready_fd);
+    void failed(const std::string& why);
+
+    Options options_;
+    std::string binary_;
+    int cancel_[2] = {-1, -1};  // written by the destructor: the waiting thread returns
+    std::mutex mutex_;
+    State state_ = State::Idle;  // under mutex_
+    pid_t child_ = 0;            // under mutex_: the new process while Starting or HandedOver
+    std::thread waiter_;
+};
+
+// The new process's side: the descriptor from RIVET_UPGRADE_READY_FD (removed from the
+// environment and made close-on-exec), -1 when there is none or it is not a pipe.
+int take_ready_fd();
+// Tells the old process that this one serves: one byte, then the descriptor is closed.
+void signal_ready(int fd);
+
+}  // namespace rivet::server
