@@ -331,7 +331,14 @@ void App::run(const RunOptions& options) {
     // may re-read its configuration.
     while (sigwait(&stop_signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR2)) {
         if (sig == SIGUSR2) {
-            request_upgrade(options);
+            // on_upgrade forks: first, every loop must stop relying on close() to leave epoll.
+            bool ready = !options.on_upgrade ||
+                         (impl_->server->prepare_for_fork() &&
+                          (!impl_->admin_server || impl_->admin_server->prepare_for_fork()));
+            if (ready)
+                request_upgrade(options);
+            else
+                app::log_error("SIGUSR2: the loops did not answer; no upgrade");
             continue;
         }
         if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);

@@ -225,7 +225,10 @@ void Connection::close_now() {
     owner_.loop().timers().cancel(*this);
     drop_upload("the connection closed");
     body_.reset();  // gives back its share of the body budget now
-    // No EPOLL_CTL_DEL: the socket is never duplicated, so closing it drops its registration.
+    // Closing the socket drops its epoll registration, unless a forked child still holds a
+    // copy (IoThread::prepare_for_fork): then the loop would go on reporting events for this
+    // Connection after it is freed, so the registration goes first.
+    if (owner_.fds_may_be_shared()) owner_.loop().remove(fd_);
     ::close(fd_);
     owner_.connection_closed(this);  // freed at the end of the turn: still ours below
     cancel_deferred();

@@ -59,6 +59,11 @@ public:
     unsigned index() const { return index_; }
     std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
     bool draining() const { return draining_; }
+    // From now on, connections leave epoll before their socket closes: a child forked after
+    // this (an in-place upgrade) holds copies of the sockets until it execs or closes them,
+    // and a copy keeps the registration alive. On this loop's thread.
+    void prepare_for_fork() { fds_may_be_shared_ = true; }
+    bool fds_may_be_shared() const { return fds_may_be_shared_; }
     // Lame duck or draining: answers say "Connection: close".
     bool winding_down() const { return draining_ || lame_duck_; }
     LoopStats& stats() { return stats_; }
@@ -124,6 +129,7 @@ private:
     bool accepting_ = true;
     bool draining_ = false;
     bool lame_duck_ = false;
+    bool fds_may_be_shared_ = false;  // prepare_for_fork()
     // A pause for want of descriptors, from its first failed accept until the backlog empties.
     struct DescriptorShortage {
         uint64_t since_ms = 0;  // 0: none now

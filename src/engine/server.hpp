@@ -38,6 +38,10 @@ public:
     // The lame-duck period before a drain, from any thread: everything is still accepted and
     // served, but every answer says "Connection: close" (IoThread::winding_down()).
     void begin_lame_duck();
+    // Before a fork() of this process (from any thread but the loops'): returns once every loop
+    // unregisters its connections before closing them (IoThread::prepare_for_fork), which
+    // stays so. False if a loop did not answer in time (it has ended).
+    bool prepare_for_fork();
 
     // Runs `task` on loop `loop` (0 .. threads-1), from any thread; dropped unrun once the loops
     // have ended.

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -175,40 +174,3 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
         for srv in backends:
             if srv.alive():
                 srv.proc.kill()
-
-
-# ---------------------------------------------------------------------------------------------
-# Three rivets behind nginx (no retries), each upgraded in place under load
-
-NGINX = shutil.which("nginx") or (Path("/usr/sbin/nginx") if Path("/usr/sbin/nginx").exists()
-                                  else None)
-
-NGINX_CFG = """\
-daemon off;
-master_process off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-    upstream rivets {{
-{servers}
-        keepalive 16;
-    }}
-    server {{
-        listen 127.0.0.1:{front};
-        location / {{
-            proxy_pass http://rivets;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_next_upstream off;
-        }}
-    }}
-}}
-"""
