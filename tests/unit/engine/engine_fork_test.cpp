@@ -41,7 +41,7 @@ TEST(EngineFork, ConnectionClosedWhileAChildHoldsItsSocketLeavesEpoll) {
     pid_t child = fork();
     ASSERT_GE(child, 0) << std::strerror(errno);
     if (child == 0) {  // holds the copies, as an upgrade's child does before it execs
-        alarm(10);  // never outlives a test that failed before killing it
+        alarm(10);     // never outlives a test that failed before killing it
         pause();
         _exit(0);
     }
