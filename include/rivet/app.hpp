@@ -198,6 +198,11 @@ public:
     // still accepted and served, but each answer says "Connection: close" and /healthz
     // answers 503, so that load balancers take the instance out before it stops listening.
     void begin_lame_duck();
+    // While running, from any thread, once another process serves the same listening sockets
+    // (an in-place upgrade): stop accepting at once and end each open connection after its
+    // next answer. /healthz keeps answering 200 (the checks now reach the other process);
+    // App::run's next SIGINT/SIGTERM still waits timeouts.drain_grace_ms for those answers.
+    void hand_over();
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
     // main port, limits and timeouts); the address, threads and workers stay. Returns

@@ -274,6 +274,13 @@ void App::begin_lame_duck() {
     impl_->server->begin_lame_duck();
 }
 
+void App::hand_over() {
+    if (!impl_->server) throw std::logic_error("the app is not running");
+    impl_->handed_over = true;
+    impl_->server->begin_handover();
+    if (impl_->admin_server) impl_->admin_server->begin_handover();
+}
+
 std::string App::reconfigure(const RunOptions& options) {
     if (!impl_->server) throw std::logic_error("the app is not running");
     OperationsOptions ops = options.ops;
@@ -331,14 +338,7 @@ void App::run(const RunOptions& options) {
     // may re-read its configuration.
     while (sigwait(&stop_signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR2)) {
         if (sig == SIGUSR2) {
-            // on_upgrade forks: first, every loop must stop relying on close() to leave epoll.
-            bool ready = !options.on_upgrade ||
-                         (impl_->server->prepare_for_fork() &&
-                          (!impl_->admin_server || impl_->admin_server->prepare_for_fork()));
-            if (ready)
-                request_upgrade(options);
-            else
-                app::log_error("SIGUSR2: the loops did not answer; no upgrade");
+            request_upgrade(options);
             continue;
         }
         if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
@@ -347,9 +347,15 @@ void App::run(const RunOptions& options) {
     if (!options.quiet) std::printf("rivet: signal %d, draining\n", sig);
     std::fflush(stdout);
     if (options.timeouts.drain_grace_ms > 0) {
-        app::log_info("lame duck for " + std::to_string(options.timeouts.drain_grace_ms) +
-                      " ms: /healthz answers 503, every answer says Connection: close");
-        begin_lame_duck();
+        const std::string grace = std::to_string(options.timeouts.drain_grace_ms) + " ms";
+        if (impl_->handed_over) {
+            app::log_info("handed over: open connections get " + grace +
+                          " for their last answers (Connection: close)");
+        } else {
+            app::log_info("lame duck for " + grace +
+                          ": /healthz answers 503, every answer says Connection: close");
+            begin_lame_duck();
+        }
         wait_out_lame_duck(options.timeouts.drain_grace_ms, stop_signals, *impl_->ops);
     }
     stop();

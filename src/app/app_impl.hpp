@@ -2,6 +2,7 @@
 // request. Registration and start/stop are in app.cpp; serving in app_serve.cpp.
 #pragma once
 
+#include <atomic>
 #include <rivet/app.hpp>
 
 #include <functional>
@@ -59,6 +60,7 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     std::unique_ptr<app::WorkerPool> pool;
     std::unique_ptr<engine::Server> server;
     std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
+    std::atomic<bool> handed_over{false};          // App::hand_over: another process accepts now
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
     std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
 

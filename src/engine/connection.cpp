@@ -202,7 +202,7 @@ size_t Connection::serve_input(const char* data, size_t len) {
         }
         if (head.framing == http::BodyFraming::None) {
             pos += hb;
-            input_follows_ = pos < len;
+            input_follows_ = pos < len || !input_drained_;
             dispatch(head, {}, plan.tag);
             continue;
         }
@@ -217,7 +217,7 @@ size_t Connection::serve_input(const char* data, size_t len) {
             break;
         }
         pos += hb + reader.consumed();
-        input_follows_ = pos < len;
+        input_follows_ = pos < len || !input_drained_;
         dispatch(head, reader.body(), plan.tag);
     }
     return pos;
@@ -271,7 +271,7 @@ size_t Connection::finish_body(const char* data, size_t len) {
         fail(done->reader.error_status(), done->reader.error_reason(), &done->head);
         return 0;
     }
-    input_follows_ = hb + done->reader.consumed() < len;
+    input_follows_ = hb + done->reader.consumed() < len || !input_drained_;
     dispatch(done->head, done->reader.body(), done->tag);
     return hb + done->reader.consumed();
 }

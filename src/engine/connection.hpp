@@ -225,9 +225,9 @@ private:
     bool discarded_input_ = false;  // unread request bytes were dropped: closing must linger
     bool input_drained_ = false;    // while on_readable() runs: its read emptied the socket
     bool serving_ = false;  // inside serve_input(): a handler asking for a piece waits for it
-    // While dispatch() runs: more input follows the request in this read (pipelined). When the
-    // server winds down, only the last request read says "Connection: close", so none that
-    // reached us goes unanswered.
+    // While dispatch() runs: more input follows the request, in this read or in the socket (the
+    // read filled the buffer, or input served from in_). When the server winds down, only the
+    // last request says "Connection: close", so none that reached us goes unanswered.
     bool input_follows_ = false;
 };
 

@@ -225,10 +225,12 @@ void Connection::close_now() {
     owner_.loop().timers().cancel(*this);
     drop_upload("the connection closed");
     body_.reset();  // gives back its share of the body budget now
-    // Closing the socket drops its epoll registration, unless a forked child still holds a
-    // copy (IoThread::prepare_for_fork): then the loop would go on reporting events for this
-    // Connection after it is freed, so the registration goes first.
-    if (owner_.fds_may_be_shared()) owner_.loop().remove(fd_);
+    // Closing the socket drops its epoll registration only if no other process holds a copy:
+    // a child forked by anything in this process (an in-place upgrade, a handler's system() or
+    // popen()) holds one until it execs, and the loop would go on reporting events for this
+    // Connection after it is freed. So the registration goes first; a connection answered and
+    // closed in its first read was never registered and costs nothing.
+    if (registered_) owner_.loop().remove(fd_);
     ::close(fd_);
     owner_.connection_closed(this);  // freed at the end of the turn: still ours below
     cancel_deferred();

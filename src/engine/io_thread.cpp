@@ -191,12 +191,7 @@ void IoThread::begin_drain() {
         // Serve what the kernel already accepted for us, then stop listening.
         accept_pending();
         draining_ = true;
-        for (Listener& l : listeners_) {
-            if (l.fd < 0) continue;
-            loop_.remove(l.fd);
-            close(l.fd);
-            l.fd = -1;
-        }
+        close_listeners();
         for (Connection* c : by_fd_)
             if (c) c->close_when_idle();
         loop_.timers().schedule(drain_timer_, config_.timeouts.drain_ms);
@@ -208,6 +203,23 @@ void IoThread::begin_lame_duck() {
     // Idle keep-alive connections stay open: closing one races the client's next request on it.
     // Each ends after its next answer instead, which the client is told.
     loop_.post([this] { lame_duck_ = true; });
+}
+
+void IoThread::begin_handover() {
+    loop_.post([this] {
+        lame_duck_ = true;
+        // The queue is the sockets': what waits in it is the other process's to accept.
+        close_listeners();
+    });
+}
+
+void IoThread::close_listeners() {
+    for (Listener& l : listeners_) {
+        if (l.fd < 0) continue;
+        loop_.remove(l.fd);
+        close(l.fd);
+        l.fd = -1;
+    }
 }
 
 void IoThread::reconfigure(const ServerConfig& config) {

@@ -44,6 +44,9 @@ public:
     // From any thread: keep accepting and serving, but end every connection after its next
     // answer (Server::begin_lame_duck).
     void begin_lame_duck();
+    // From any thread: as begin_lame_duck, and stop listening now (another process accepts
+    // from the same sockets: Server::begin_handover).
+    void begin_handover();
     // From any thread: new limits and timeouts (not the address or thread count), applied on
     // this loop's thread between two events; connections use them from their next step on.
     void reconfigure(const ServerConfig& config);
@@ -59,11 +62,6 @@ public:
     unsigned index() const { return index_; }
     std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
     bool draining() const { return draining_; }
-    // From now on, connections leave epoll before their socket closes: a child forked after
-    // this (an in-place upgrade) holds copies of the sockets until it execs or closes them,
-    // and a copy keeps the registration alive. On this loop's thread.
-    void prepare_for_fork() { fds_may_be_shared_ = true; }
-    bool fds_may_be_shared() const { return fds_may_be_shared_; }
     // Lame duck or draining: answers say "Connection: close".
     bool winding_down() const { return draining_ || lame_duck_; }
     LoopStats& stats() { return stats_; }
@@ -92,6 +90,7 @@ private:
         void on_io(uint32_t events) override;
     };
     void accept_pending();  // from every listener
+    void close_listeners();
     void accept_pending(const Listener& l);
     void set_accepting(bool on);
     void pause_for_descriptors();
@@ -129,7 +128,6 @@ private:
     bool accepting_ = true;
     bool draining_ = false;
     bool lame_duck_ = false;
-    bool fds_may_be_shared_ = false;  // prepare_for_fork()
     // A pause for want of descriptors, from its first failed accept until the backlog empties.
     struct DescriptorShortage {
         uint64_t since_ms = 0;  // 0: none now

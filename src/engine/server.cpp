@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
-#include <future>
 #include <thread>
 
 #include "engine/io_thread.hpp"
@@ -73,20 +71,8 @@ void Server::begin_lame_duck() {
     for (auto& t : threads_) t->begin_lame_duck();
 }
 
-bool Server::prepare_for_fork() {
-    std::vector<std::future<void>> done;
-    for (auto& t : threads_) {
-        auto promise = std::make_shared<std::promise<void>>();
-        done.push_back(promise->get_future());
-        IoThread* loop = t.get();
-        loop->loop().post([loop, promise] {
-            loop->prepare_for_fork();
-            promise->set_value();
-        });
-    }
-    bool all = true;
-    for (auto& d : done) all &= d.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
-    return all;
+void Server::begin_handover() {
+    for (auto& t : threads_) t->begin_handover();
 }
 
 void Server::post(unsigned loop, std::function<void()> task) {

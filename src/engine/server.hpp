@@ -38,10 +38,9 @@ public:
     // The lame-duck period before a drain, from any thread: everything is still accepted and
     // served, but every answer says "Connection: close" (IoThread::winding_down()).
     void begin_lame_duck();
-    // Before a fork() of this process (from any thread but the loops'): returns once every loop
-    // unregisters its connections before closing them (IoThread::prepare_for_fork), which
-    // stays so. False if a loop did not answer in time (it has ended).
-    bool prepare_for_fork();
+    // From any thread, once another process serves these listening sockets too (an in-place
+    // upgrade): stop accepting at once, and end each open connection after its next answer.
+    void begin_handover();
 
     // Runs `task` on loop `loop` (0 .. threads-1), from any thread; dropped unrun once the loops
     // have ended.

@@ -120,13 +120,18 @@ Upgrader::Upgrader(Options options) : options_(std::move(options)), binary_(read
 }
 
 Upgrader::~Upgrader() {
+    stop_waiting();
+    for (int fd : cancel_)
+        if (fd >= 0) close(fd);
+}
+
+void Upgrader::stop_waiting() {
+    if (!waiter_.joinable()) return;
     if (cancel_[1] >= 0) {
         char byte = 0;
         [[maybe_unused]] ssize_t n = write(cancel_[1], &byte, 1);
     }
-    if (waiter_.joinable()) waiter_.join();
-    for (int fd : cancel_)
-        if (fd >= 0) close(fd);
+    waiter_.join();
 }
 
 void Upgrader::start(const std::vector<int>& http, const std::vector<int>& admin) {
@@ -216,6 +221,7 @@ void Upgrader::wait_for(pid_t child, int ready_fd) {
             }
             app::log_info("upgrade: the new process (pid " + std::to_string(child) +
                           ") is serving; pid " + std::to_string(getpid()) + " drains and exits");
+            if (on_handed_over_) on_handed_over_();
             kill(getpid(), SIGTERM);  // App::run stops as on any SIGTERM
             return;
         }

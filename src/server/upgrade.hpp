@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,7 +29,10 @@ public:
     // Reads the binary's path now (/proc/self/exe): a binary replaced later by a rename leaves
     // "(deleted)" there, while the path read at start names the new file.
     explicit Upgrader(Options options);
-    ~Upgrader();  // stops waiting; a new process still starting carries on without us
+    ~Upgrader();  // stop_waiting()
+    // Ends the waiting thread (on_handed_over is not called after it returns); a new process
+    // still starting carries on without us.
+    void stop_waiting();
     Upgrader(const Upgrader&) = delete;
     Upgrader& operator=(const Upgrader&) = delete;
 
@@ -36,6 +40,10 @@ public:
     // its inherited listeners and returns; a thread waits for its answer. Refused (logged) while
     // an upgrade is in progress or after this process has handed over.
     void start(const std::vector<int>& http, const std::vector<int>& admin);
+
+    // Called from the waiting thread once the new process serves, before this one stops
+    // (App::hand_over: stop accepting now, /healthz stays 200). Set before start().
+    void on_handed_over(std::function<void()> fn) { on_handed_over_ = std::move(fn); }
 
     const std::string& binary() const { return binary_; }
 
@@ -51,6 +59,7 @@ private:
     State state_ = State::Idle;  // under mutex_
     pid_t child_ = 0;            // under mutex_: the new process while Starting or HandedOver
     std::thread waiter_;
+    std::function<void()> on_handed_over_;
 };
 
 // The new process's side: the descriptor from RIVET_UPGRADE_READY_FD (removed from the

@@ -188,6 +188,26 @@ def test_upgrade_under_keepalive_and_per_request_load_loses_nothing(upgraded):
     hammers = [Hammer(u.port) for _ in range(2)]
     for h in hammers:
         h.start()
+    # Health checks during the change: the old process hands over (stops accepting) rather
+    # than failing /healthz for its grace, so a prober never sees the instance as down.
+    health = {"ok": 0, "other": []}
+    probing = threading.Event()
+
+    def probe():
+        while not probing.is_set():
+            with socket.create_connection(("127.0.0.1", u.port), timeout=10 * SLOW) as s:
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+            if data.startswith(b"HTTP/1.1 200"):
+                health["ok"] += 1
+            else:
+                health["other"].append(data[:40])
+            time.sleep(0.005)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    prober.start()
     wrk = subprocess.Popen([WRK, "-t2", "-c16", "-d4s", f"http://127.0.0.1:{u.port}/hello"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1)
@@ -196,7 +216,11 @@ def test_upgrade_under_keepalive_and_per_request_load_loses_nothing(upgraded):
     out, _ = wrk.communicate(timeout=60)
     for h in hammers:
         h.finish()
+    probing.set()
+    prober.join(30)
     assert u.server.wait(15) == 0
+    assert health["other"] == [] and health["ok"] > 50, health
+    assert "handed over: open connections get 1000 ms" in u.stderr()
     assert "Socket errors" not in out and "Non-2xx" not in out, out
     requests = int(out.split(" requests in")[0].split()[-1])
     assert requests > 1000, out
