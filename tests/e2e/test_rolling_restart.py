@@ -149,7 +149,7 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
 
         wait_for(proxied_ok, 10, "HAProxy to answer through its backends")
         result = {}
-        load = threading.Thread(target=lambda: result.update(out=wrk(url, 32, 9)))
+        load = threading.Thread(target=lambda: result.update(out=wrk(url, 32, 12)))
         load.start()
         time.sleep(1.5)
         restarted = []
@@ -161,6 +161,8 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
             restarted.append(new)
             # Back in rotation before the next one goes: HAProxy checks every 100 ms.
             time.sleep(1.0)
+        # Every restart happened under load (a slow machine must not let wrk end first).
+        assert load.is_alive(), "wrk ended before the last restart: lengthen its run"
         load.join(60)
         requests, errors, non_2xx, out = result["out"]
         assert errors is None, f"socket errors {errors}:\n{out}"
