@@ -38,8 +38,8 @@ std::string proc_self_exe() {
 
 // An executable regular file that is, at startup, the very file this process runs.
 bool runs_us(const std::string& path) {
-    struct stat candidate {
-    }, self{};
+    struct stat candidate {};
+    struct stat self {};
     return access(path.c_str(), X_OK) == 0 && stat(path.c_str(), &candidate) == 0 &&
            S_ISREG(candidate.st_mode) && stat("/proc/self/exe", &self) == 0 &&
            candidate.st_dev == self.st_dev && candidate.st_ino == self.st_ino;
