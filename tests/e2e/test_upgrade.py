@@ -178,13 +178,26 @@ def test_usr2_hands_the_port_to_a_new_process_without_refusing_a_connection(upgr
     assert u.server.stdout().count(f"127.0.0.1:{u.port} (2 threads") == 2
 
 
-def test_usr2_runs_the_file_a_repointed_symlink_names(upgraded, tmp_path):
+@pytest.mark.parametrize("started_as", ["absolute", "relative", "PATH"])
+def test_usr2_runs_the_file_a_repointed_symlink_names(upgraded, tmp_path, monkeypatch,
+                                                      started_as):
     """A symlink-swap install (/usr/local/bin/rivet -> /opt/rivet-1.2/rivet, repointed to 1.3):
-    the upgrade runs what the path the process was started from names now."""
+    the upgrade runs what the path the process was started from names now, however the shell
+    found that path (rivet runs in tmp_path/u0/run)."""
     first, second = copied_binary(tmp_path, "1.2"), copied_binary(tmp_path, "1.3")
-    link = tmp_path / "rivet"
+    link = tmp_path / "bin" / "rivet"
+    link.parent.mkdir()
     link.symlink_to(first)
-    u = upgraded(program=link)
+    # RivetServer looks for the program from here, rivet is started from its own directory.
+    workdir = tmp_path / "u0" / "run"
+    workdir.mkdir(parents=True)
+    if started_as == "relative":
+        monkeypatch.chdir(workdir)
+    if started_as == "PATH":
+        monkeypatch.setenv("PATH", f"{link.parent}:{os.environ['PATH']}")
+        monkeypatch.chdir(link.parent)
+    program = {"absolute": link, "relative": Path("../../bin/rivet"), "PATH": "rivet"}[started_as]
+    u = upgraded(program=program)
     assert os.readlink(f"/proc/{u.first}/exe") == str(first)
     temp = tmp_path / "rivet.new"
     temp.symlink_to(second)
@@ -192,7 +205,8 @@ def test_usr2_runs_the_file_a_repointed_symlink_names(upgraded, tmp_path):
     u.server.send_signal(signal.SIGUSR2)
     new = u.wait_for_new_pid(u.first)
     assert os.readlink(f"/proc/{new}/exe") == str(second)
-    assert f"upgrade: started {link} as pid {new}" in u.stderr()
+    named = f"{workdir}/{program}" if started_as == "relative" else link  # not resolved
+    assert f"upgrade: started {named} as pid {new}" in u.stderr()
     assert u.server.wait(15 * SLOW) == 0
 
 
