@@ -291,7 +291,7 @@ Admin endpoints (/metrics, /status, /status.json, /healthz):
 
 In-place upgrade (docs/OPERATIONS.md): SIGUSR2 starts the binary again on the same sockets
   --pid-file PATH        write the serving process's id there (removed at exit)
-  --upgrade-timeout S    a new process must serve within S seconds, else it is killed (30)
+  --upgrade-timeout S    a new process must serve within S seconds, else it is stopped (30)
   rivet --upgrade --pid-file PATH | --config FILE [--timeout-ms N]
                          signal the rivet named there and wait for the new process (30000 ms)
 

@@ -96,7 +96,13 @@ int main(int argc, char** argv) {
     } else {
         for (int fd : inherited.admin) close(fd);  // the admin endpoints are on the main port now
     }
-    rivet::server::Upgrader upgrader({{argv, argv + argc}, cl.pid_file, cl.upgrade_timeout_ms});
+    // A new process that must go gets what our own stop gives: the lame duck, then the drain.
+    const auto& t = cl.run.timeouts;
+    rivet::server::Upgrader upgrader(
+        {{argv, argv + argc},
+         cl.pid_file,
+         cl.upgrade_timeout_ms,
+         rivet::server::child_stop_timeout_ms(t.drain_grace_ms, t.drain_ms)});
     try {
         rivet::App app;
         rivet::server::apply_cache_options(cl);

@@ -13,7 +13,11 @@ namespace rivet::server {
 std::string write_pid_file(const std::string& path, pid_t pid) {
     std::string temp = path + ".tmp." + std::to_string(getpid());
     std::string text = std::to_string(pid) + "\n";
-    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // The directory may be shared (/tmp, /run): another user could have put a symbolic link at
+    // the temporary name, to have us overwrite what it points at. Never follow one: remove
+    // whatever is there (a file of ours left by a crash, or a planted link), then create anew.
+    unlink(temp.c_str());
+    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return "cannot write the pid file " + temp + ": " + std::strerror(errno);
     bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size());
     int err = errno;

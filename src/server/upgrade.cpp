@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* kReadyVariable = "RIVET_UPGRADE_READY_FD";
 
-std::string read_binary_path() {
+std::string proc_self_exe() {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n <= 0) return "";
@@ -34,6 +34,48 @@ std::string read_binary_path() {
     if (path.size() > deleted.size() && path.ends_with(deleted))
         path.resize(path.size() - deleted.size());
     return path;
+}
+
+// An executable regular file that is, at startup, the very file this process runs.
+bool runs_us(const std::string& path) {
+    struct stat candidate {};
+    struct stat self {};
+    return access(path.c_str(), X_OK) == 0 && stat(path.c_str(), &candidate) == 0 &&
+           S_ISREG(candidate.st_mode) && stat("/proc/self/exe", &self) == 0 &&
+           candidate.st_dev == self.st_dev && candidate.st_ino == self.st_ino;
+}
+
+std::string absolute(const std::string& path) {
+    if (path.starts_with('/')) return path;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return "";
+    return std::string(cwd) + "/" + path;
+}
+
+// The path this process was started from, as execvp found it, symbolic links kept: with a
+// symlink-swap install (/usr/local/bin/rivet -> /opt/rivet-1.2/rivet, repointed to 1.3) the
+// upgrade runs what the link names then. /proc/self/exe (links resolved) only when argv[0]
+// does not lead back to this binary (a launcher that set another argv[0]).
+std::string binary_path(const std::string& argv0) {
+    std::string found;
+    if (argv0.find('/') != std::string::npos) {
+        found = absolute(argv0);
+    } else if (!argv0.empty()) {
+        const char* env = std::getenv("PATH");
+        std::string search = env ? env : "/bin:/usr/bin";  // execvp's default
+        for (size_t start = 0; found.empty() && start <= search.size();) {
+            size_t end = std::min(search.find(':', start), search.size());
+            std::string dir = search.substr(start, end - start);  // empty: the working directory
+            std::string candidate = (dir.empty() ? "." : dir) + "/" + argv0;
+            struct stat st {};
+            if (access(candidate.c_str(), X_OK) == 0 && stat(candidate.c_str(), &st) == 0 &&
+                S_ISREG(st.st_mode))
+                found = absolute(candidate);
+            start = end + 1;
+        }
+    }
+    if (!found.empty() && runs_us(found)) return found;
+    return proc_self_exe();
 }
 
 // Everything the child needs, prepared before fork(): after it, in a copy of a multithreaded
@@ -107,15 +149,47 @@ std::string describe_status(int status, const std::string& binary) {
     if (WIFEXITED(status)) {
         std::string s = "exited with status " + std::to_string(WEXITSTATUS(status));
         if (WEXITSTATUS(status) == 127) s += " (could " + binary + " be executed?)";
+        if (WEXITSTATUS(status) == 126)
+            s += " (it could not move the listening sockets to descriptors 3 and up before "
+                 "executing " +
+                 binary + ": too many open descriptors for RLIMIT_NOFILE? Or " + binary +
+                 " is not executable)";
         return s;
     }
     if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
     return "ended (status " + std::to_string(status) + ")";
 }
 
+// SIGTERM (it may serve already: it drains what it accepted), then SIGKILL when it has not
+// exited within `limit_ms`; reaped either way. Says how it ended.
+std::string stop_child(pid_t child, int exited, uint64_t limit_ms, const std::string& binary) {
+    kill(child, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
+    int status = 0;
+    while (waitpid(child, &status, WNOHANG) == 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            kill(child, SIGKILL);
+            waitpid(child, nullptr, 0);
+            return "was killed (SIGKILL) after not exiting within " + std::to_string(limit_ms) +
+                   " ms of SIGTERM";
+        }
+        if (exited >= 0) {  // wakes at its exit; without a pidfd, look again every 20 ms
+            pollfd p{exited, POLLIN, 0};
+            poll(&p, 1, int(left.count()));
+        } else {
+            poll(nullptr, 0, int(std::min<int64_t>(left.count(), 20)));
+        }
+    }
+    return "was stopped (SIGTERM): it " + describe_status(status, binary);
+}
+
 }  // namespace
 
-Upgrader::Upgrader(Options options) : options_(std::move(options)), binary_(read_binary_path()) {
+Upgrader::Upgrader(Options options)
+    : options_(std::move(options)),
+      binary_(binary_path(options_.argv.empty() ? std::string() : options_.argv[0])) {
     if (pipe2(cancel_, O_CLOEXEC) < 0) cancel_[0] = cancel_[1] = -1;
 }
 
@@ -159,6 +233,7 @@ void Upgrader::start(const std::vector<int>& http, const std::vector<int>& admin
         app::log_error(std::string("upgrade failed: pipe: ") + std::strerror(errno));
         return;
     }
+    fcntl(ready[0], F_SETFL, O_NONBLOCK);  // the read after a timeout must not block
     std::vector<std::string> args = options_.argv;
     ExecPlan plan(binary_, args, http, admin, ready[1]);
     pid_t child = fork();
@@ -192,7 +267,12 @@ void Upgrader::wait_for(pid_t child, int ready_fd) {
             deadline - std::chrono::steady_clock::now());
         int rc = poll(fds, 3, int(std::max<int64_t>(0, left.count())));
         if (rc < 0 && errno == EINTR) continue;
-        if (rc <= 0) {
+        if (rc == 0) {
+            // A byte that came just after poll gave up still counts.
+            char byte = 0;
+            answer =
+                fds[0].fd >= 0 && read(ready_fd, &byte, 1) == 1 ? Answer::Ready : Answer::TimedOut;
+        } else if (rc < 0) {
             answer = Answer::TimedOut;
         } else if (fds[2].revents) {
             answer = Answer::Cancelled;  // this process is stopping: nothing more to decide
@@ -211,7 +291,12 @@ void Upgrader::wait_for(pid_t child, int ready_fd) {
         }
     }
     close(ready_fd);
-    if (exited >= 0) close(exited);
+    struct ClosePidfd {
+        int fd;
+        ~ClosePidfd() {
+            if (fd >= 0) close(fd);
+        }
+    } close_exited{exited};
     int status = 0;
     switch (answer) {
         case Answer::Ready: {
@@ -228,13 +313,24 @@ void Upgrader::wait_for(pid_t child, int ready_fd) {
         case Answer::Exited:
             waitpid(child, &status, 0);
             return failed("the new process " + describe_status(status, binary_));
-        case Answer::TimedOut:  // it goes, we stay
-            kill(child, SIGKILL);
-            waitpid(child, nullptr, 0);
+        case Answer::TimedOut: {  // it goes, we stay
+            std::string how = stop_child(child, exited, options_.child_stop_timeout_ms, binary_);
             return failed("the new process was not ready within " +
-                          std::to_string(options_.ready_timeout_ms) + " ms and was killed");
+                          std::to_string(options_.ready_timeout_ms) + " ms and " + how);
+        }
+        case Answer::Cancelled: {
+            // This process stops while the new one starts: left alone, it would serve on as an
+            // orphan that nobody asked for (the stop was meant for the service).
+            app::log_warn("upgrade: stopping while the new process (pid " + std::to_string(child) +
+                          ") is still starting: stopping it too");
+            std::string how = stop_child(child, exited, options_.child_stop_timeout_ms, binary_);
+            app::log_warn("upgrade: the new process (pid " + std::to_string(child) + ") " + how);
+            std::lock_guard lock(mutex_);
+            state_ = State::Idle;
+            child_ = 0;
+            return;
+        }
         case Answer::Waiting:
-        case Answer::Cancelled:
             return;
     }
 }

@@ -4,8 +4,9 @@
 // protocol (server/socket_activation.hpp) and the write end of a pipe (RIVET_UPGRADE_READY_FD).
 // The new process serves on the inherited sockets, then writes one byte there (signal_ready).
 // On that byte the old process stops as on SIGTERM (lame-duck grace, then the drain); if the
-// new one exits first, or is not ready within the timeout (then it is killed), the old one logs
-// why and keeps serving. The listening sockets stay open throughout: both processes hold them.
+// new one exits first, or is not ready within the timeout (then it is stopped: SIGTERM, then
+// SIGKILL), the old one logs why and keeps serving. The listening sockets stay open throughout:
+// both processes hold them.
 #pragma once
 
 #include <sys/types.h>
@@ -25,13 +26,19 @@ public:
         std::vector<std::string> argv;  // the command line to run again, argv[0] included
         std::string pid_file;           // rewritten after a failure, for `rivet --upgrade`
         uint64_t ready_timeout_ms = 30'000;
+        // A new process that must go (not ready in time, or this one stops first) gets SIGTERM,
+        // then SIGKILL after this long: it may serve already and have requests to finish.
+        uint64_t child_stop_timeout_ms = 10'000;
     };
-    // Reads the binary's path now (/proc/self/exe): a binary replaced later by a rename leaves
-    // "(deleted)" there, while the path read at start names the new file.
+    // Takes the binary's path now, from argv[0] as the shell found it (made absolute against
+    // the working directory, or searched in PATH), symbolic links kept: a binary replaced later
+    // by a rename, or a symbolic link repointed, names the new file. /proc/self/exe when
+    // argv[0] does not lead back to this binary.
     explicit Upgrader(Options options);
     ~Upgrader();  // stop_waiting()
-    // Ends the waiting thread (on_handed_over is not called after it returns); a new process
-    // still starting carries on without us.
+    // Ends the waiting thread (on_handed_over is not called after it returns). A new process
+    // still starting is stopped first (SIGTERM, SIGKILL after child_stop_timeout_ms; logged):
+    // it must not serve on alone after the service was told to stop.
     void stop_waiting();
     Upgrader(const Upgrader&) = delete;
     Upgrader& operator=(const Upgrader&) = delete;
@@ -61,6 +68,12 @@ private:
     std::thread waiter_;
     std::function<void()> on_handed_over_;
 };
+
+// Options::child_stop_timeout_ms for a server with these drain settings: the lame duck and the
+// drain that its own stop takes, and a second for the rest.
+inline uint64_t child_stop_timeout_ms(uint64_t drain_grace_ms, uint64_t drain_ms) {
+    return drain_grace_ms + drain_ms + 1'000;
+}
 
 // The new process's side: the descriptor from RIVET_UPGRADE_READY_FD (removed from the
 // environment and made close-on-exec), -1 when there is none or it is not a pipe.

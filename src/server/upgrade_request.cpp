@@ -16,6 +16,7 @@
 
 #include "server/config.hpp"
 #include "server/pid_file.hpp"
+#include "server/upgrade.hpp"
 
 namespace rivet::server {
 
@@ -23,6 +24,14 @@ namespace {
 
 constexpr const char* kUsage =
     "rivet: usage: rivet --upgrade (--pid-file PATH | --config FILE) [--timeout-ms N]\n";
+
+// The default wait: the server's upgrade timeout, then the time it may take to stop a new
+// process that was not ready (up to that one's drain), then a margin; only after that does the
+// server rewrite the pid file with its verdict.
+uint64_t default_wait_ms(const Config& server) {
+    const auto& t = server.run.timeouts;
+    return server.upgrade_timeout_ms + child_stop_timeout_ms(t.drain_grace_ms, t.drain_ms) + 5'000;
+}
 
 // Which file the pid file is now: a rewrite (by the new process, or by the old one after a
 // failure) replaces it by a rename, so the inode changes.
@@ -91,7 +100,7 @@ bool handles_sigusr2(pid_t pid) {
 
 int run_upgrade_request(const std::vector<std::string>& args) {
     std::string pid_file, config_path;
-    uint64_t timeout_ms = 30'000;
+    uint64_t timeout_ms = 0;  // 0: the server's upgrade timeout, plus a margin (below)
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (i + 1 >= args.size() || (a != "--pid-file" && a != "--config" && a != "--timeout-ms")) {
@@ -110,12 +119,14 @@ int run_upgrade_request(const std::vector<std::string>& args) {
             }
         }
     }
-    if (pid_file.empty() && !config_path.empty()) {
-        Config config = default_config();
+    // Longer than the server waits for its new process, so that for one that hangs we hear
+    // the server's verdict (it rewrites the pid file) rather than give up just before it.
+    Config config = default_config();
+    if (!config_path.empty()) {
         auto problems = apply_config_file(config_path, config);
         for (auto& p : problems) std::fprintf(stderr, "rivet: %s\n", p.c_str());
         if (!problems.empty()) return 2;
-        pid_file = config.pid_file;
+        if (pid_file.empty()) pid_file = config.pid_file;
         if (pid_file.empty()) {
             std::fprintf(stderr, "rivet: %s sets no server.pid_file\n", config_path.c_str());
             return 2;
@@ -125,6 +136,7 @@ int run_upgrade_request(const std::vector<std::string>& args) {
         std::fputs(kUsage, stderr);
         return 2;
     }
+    if (timeout_ms == 0) timeout_ms = default_wait_ms(config);
 
     std::string error;
     pid_t old_pid = read_pid_file(pid_file, error);

@@ -6,6 +6,7 @@ through /proc, and stopped by pid at the end (its stderr goes to the same file a
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -177,6 +178,38 @@ def test_usr2_hands_the_port_to_a_new_process_without_refusing_a_connection(upgr
     assert u.server.stdout().count(f"127.0.0.1:{u.port} (2 threads") == 2
 
 
+@pytest.mark.parametrize("started_as", ["absolute", "relative", "PATH"])
+def test_usr2_runs_the_file_a_repointed_symlink_names(upgraded, tmp_path, monkeypatch,
+                                                      started_as):
+    """A symlink-swap install (/usr/local/bin/rivet -> /opt/rivet-1.2/rivet, repointed to 1.3):
+    the upgrade runs what the path the process was started from names now, however the shell
+    found that path (rivet runs in tmp_path/u0/run)."""
+    first, second = copied_binary(tmp_path, "1.2"), copied_binary(tmp_path, "1.3")
+    link = tmp_path / "bin" / "rivet"
+    link.parent.mkdir()
+    link.symlink_to(first)
+    # RivetServer looks for the program from here, rivet is started from its own directory.
+    workdir = tmp_path / "u0" / "run"
+    workdir.mkdir(parents=True)
+    if started_as == "relative":
+        monkeypatch.chdir(workdir)
+    if started_as == "PATH":
+        monkeypatch.setenv("PATH", f"{link.parent}:{os.environ['PATH']}")
+        monkeypatch.chdir(link.parent)
+    program = {"absolute": link, "relative": Path("../../bin/rivet"), "PATH": "rivet"}[started_as]
+    u = upgraded(program=program)
+    assert os.readlink(f"/proc/{u.first}/exe") == str(first)
+    temp = tmp_path / "rivet.new"
+    temp.symlink_to(second)
+    os.replace(temp, link)
+    u.server.send_signal(signal.SIGUSR2)
+    new = u.wait_for_new_pid(u.first)
+    assert os.readlink(f"/proc/{new}/exe") == str(second)
+    named = f"{workdir}/{program}" if started_as == "relative" else link  # not resolved
+    assert f"upgrade: started {named} as pid {new}" in u.stderr()
+    assert u.server.wait(15 * SLOW) == 0
+
+
 def test_upgrade_under_keepalive_and_per_request_load_loses_nothing(upgraded):
     """The old process answers with Connection: close during its lame-duck period, so a
     keep-alive client never sends a request onto a connection being closed."""
@@ -208,17 +241,18 @@ def test_upgrade_under_keepalive_and_per_request_load_loses_nothing(upgraded):
 
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()
-    wrk = subprocess.Popen([WRK, "-t2", "-c16", "-d4s", f"http://127.0.0.1:{u.port}/hello"],
+    wrk = subprocess.Popen([WRK, "-t2", "-c16", "-d8s", f"http://127.0.0.1:{u.port}/hello"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1)
     u.server.send_signal(signal.SIGUSR2)
     u.wait_for_new_pid(u.first)
+    assert u.server.wait(15) == 0
+    assert wrk.poll() is None, "wrk ended before the old process did: the upgrade was not tested"
     out, _ = wrk.communicate(timeout=60)
     for h in hammers:
         h.finish()
     probing.set()
     prober.join(30)
-    assert u.server.wait(15) == 0
     assert health["other"] == [] and health["ok"] > 50, health
     assert "handed over: open connections get 1000 ms" in u.stderr()
     assert "Socket errors" not in out and "Non-2xx" not in out, out
@@ -286,13 +320,15 @@ def test_three_rivets_behind_nginx_upgraded_in_turn_lose_nothing(upgraded, tmp_p
                              stderr=subprocess.STDOUT)
     try:
         wait_until(lambda: hello_or_none(front), 10, "nginx to answer through the rivets")
-        load = subprocess.Popen([WRK, "-t1", "-c32", "-d7s", f"http://127.0.0.1:{front}/hello"],
+        load = subprocess.Popen([WRK, "-t1", "-c32", "-d12s", f"http://127.0.0.1:{front}/hello"],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(1)
         for u in rivets:
             u.server.send_signal(signal.SIGUSR2)
             u.wait_for_new_pid(u.first)
             assert u.server.wait(15) == 0, u.stderr()[-3000:]
+        # Every change happened under load (else a slow machine passes without testing them).
+        assert load.poll() is None, "wrk ended before the last upgrade was done"
         out, _ = load.communicate(timeout=60)
         assert load.returncode == 0, out
         assert "Socket errors" not in out and "Non-2xx" not in out, out
@@ -354,21 +390,88 @@ def test_failed_new_process_leaves_the_old_one_serving(upgraded, tmp_path):
     assert hammer.refused == 0 and hammer.failed == [], (hammer.refused, hammer.failed[:5])
 
 
-def test_hung_new_process_is_killed_after_the_timeout(upgraded, tmp_path):
-    program = tmp_path / "bin" / "rivet"
+def copied_binary(tmp_path: Path, name: str = "bin") -> Path:
+    program = tmp_path / name / "rivet"
     program.parent.mkdir()
     shutil.copy2(BIN, program)
-    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", "1"), program=program)
+    return program
+
+
+def started_child(u: Upgraded) -> int:
+    err = wait_until(lambda: "upgrade: started" in u.stderr() and u.stderr(), 5,
+                     "the upgrade to start")
+    return int(re.search(r"upgrade: started \S+ as pid (\d+)", err).group(1))
+
+
+def test_hung_new_process_is_stopped_after_the_timeout(upgraded, tmp_path):
+    program = copied_binary(tmp_path)
+    # Long enough that the second SIGUSR2 surely comes while the first is in progress.
+    timeout = max(3, 3 * SLOW)
+    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", timeout),
+                 program=program)
     replace_file(program, "#!/bin/sh\nexec sleep 60\n")
     u.server.send_signal(signal.SIGUSR2)
-    wait_until(lambda: "upgrade: started" in u.stderr(), 5, "the upgrade to start")
+    child = started_child(u)
     u.server.send_signal(signal.SIGUSR2)  # while one is in progress
-    wait_until(lambda: "upgrade failed" in u.stderr(), 10, "the timeout")
+    wait_until(lambda: "upgrade failed" in u.stderr(), timeout + 10, "the timeout")
     err = u.stderr()
     assert "upgrade refused: one is in progress" in err
-    assert "upgrade failed: the new process was not ready within 1000 ms and was killed; " \
-           "still serving" in err
+    assert f"upgrade failed: the new process was not ready within {int(timeout * 1000)} ms and " \
+           "was stopped (SIGTERM): it was killed by signal 15; still serving" in err
+    assert not running(child)
     assert u.server.alive() and hello(u.port).endswith(b"Hello, World!")
+
+
+def test_new_process_that_ignores_sigterm_is_killed(upgraded, tmp_path):
+    program = copied_binary(tmp_path)
+    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", 0.5,
+                  "--drain-timeout", 0.5), program=program)
+    replace_file(program, "#!/bin/sh\ntrap '' TERM\nexec sleep 60\n")  # ignored across exec
+    u.server.send_signal(signal.SIGUSR2)
+    child = started_child(u)
+    wait_until(lambda: "upgrade failed" in u.stderr(), 10, "the timeout")
+    assert "upgrade failed: the new process was not ready within 500 ms and was killed " \
+           "(SIGKILL) after not exiting within 1500 ms of SIGTERM; still serving" in u.stderr()
+    assert not running(child)
+    assert u.server.alive() and hello(u.port).endswith(b"Hello, World!")
+
+
+def test_status_126_is_explained(upgraded, tmp_path):
+    program = copied_binary(tmp_path)
+    u = upgraded(program=program)
+    replace_file(program, "#!/bin/sh\nexit 126\n")
+    u.server.send_signal(signal.SIGUSR2)
+    err = wait_until(lambda: "upgrade failed" in u.stderr() and u.stderr(), 10, "the failure")
+    assert "the new process exited with status 126 (it could not move the listening sockets " \
+           "to descriptors 3 and up" in err and "RLIMIT_NOFILE" in err, err[-2000:]
+    assert u.server.alive() and hello(u.port).endswith(b"Hello, World!")
+
+
+def test_stop_while_the_new_process_starts_stops_it_too(upgraded, tmp_path):
+    """SIGTERM to the old process while the new one is still starting: left alone, the new one
+    would serve on as an orphan after the service was told to stop."""
+    program = copied_binary(tmp_path)
+    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", 60), program=program)
+    port = u.port
+    # Slow to start: sleeps (without the listening socket, 3, and the ready pipe, 4), then
+    # becomes rivet, which would serve.
+    delay = 2 * SLOW
+    replace_file(program, f'#!/bin/sh\nsleep {delay} 3>&- 4>&-\nexec "{BIN}" "$@"\n')
+    u.server.send_signal(signal.SIGUSR2)
+    child = started_child(u)
+    assert running(child)
+    u.server.send_signal(signal.SIGTERM)
+    assert u.server.wait(15 * SLOW) == 0
+    assert not running(child)
+    err = u.stderr()
+    assert f"upgrade: stopping while the new process (pid {child}) is still starting: " \
+           "stopping it too" in err
+    assert f"upgrade: the new process (pid {child}) was stopped (SIGTERM): it was killed by " \
+           "signal 15" in err
+    time.sleep(delay + 0.5)  # when the new one would have been serving
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    assert read_pid(u.pid_file) is None  # no process wrote it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,6 +518,29 @@ def test_upgrade_command_reads_the_pid_file_from_the_config(upgraded, tmp_path):
     code, out = rivet_upgrade("--config", config)
     assert code == 0 and f"upgraded: pid {u.first} -> " in out, out
     assert u.server.wait(15 * SLOW) == 0
+
+
+def test_upgrade_command_waits_longer_than_the_server_by_default(upgraded, tmp_path):
+    """Without --timeout-ms, `rivet --upgrade` waits the server's upgrade timeout (from the
+    config), the time to stop a hung new process, and 5 s: the server's verdict comes first.
+    A stopped server gives no verdict, so the command's own wait shows."""
+    config = tmp_path / "c.json"
+    config.write_text('{"server": {"pid_file": "%s", "upgrade_timeout": 0.1}, '
+                      '"limits": {"drain_timeout": 0.5}}' % (tmp_path / "u0" / "rivet.pid"))
+    u = upgraded(("--threads", "1", "--workers", "1", "--config", config))
+    assert config.read_text().count(str(u.pid_file)) == 1
+    u.server.send_signal(signal.SIGSTOP)
+    try:
+        p = subprocess.run([str(BIN), "--upgrade", "--config", str(config)], capture_output=True,
+                           text=True, timeout=60 * SLOW)
+    finally:
+        u.server.send_signal(signal.SIGCONT)  # then the pending SIGUSR2 upgrades it
+    assert p.returncode == 1, p.stderr
+    # 100 ms + (0 + 500 + 1000) ms + 5000 ms
+    assert f"no new process served within 6600 ms; pid {u.first} still serves" in p.stderr
+    # Either verdict on that late upgrade (100 ms is short); the fixture stops who serves.
+    wait_until(lambda: re.search(r"upgrade failed|upgrade: the new process \(pid \d+\) is serving",
+                                 u.stderr()), 10, "the late upgrade's end")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <set>
 #include <stdexcept>
 
 #include "net/socket.hpp"
@@ -61,6 +63,15 @@ TEST_F(InheritedListeners, FewerSocketsThanLoopsAreJoinedOnTheSamePort) {
     ASSERT_EQ(all.size(), 3u);
     EXPECT_EQ(all[0], fd);
     for (int l : all) EXPECT_EQ(rivet::net::local_port(l), port);
+    // New sockets in the SO_REUSEPORT group, not copies of the first descriptor (the fallback
+    // for a socket without SO_REUSEPORT): a copy is the same socket, the same inode.
+    std::set<ino_t> sockets;
+    for (int l : all) {
+        struct stat st {};
+        ASSERT_EQ(fstat(l, &st), 0);
+        sockets.insert(st.st_ino);
+    }
+    EXPECT_EQ(sockets.size(), 3u);
     for (int i = 0; i < 20; ++i) ASSERT_TRUE(answers(port)) << i;
 }
 
