@@ -202,7 +202,9 @@ public:
     // (an in-place upgrade): stop accepting at once and end each open connection after its
     // next answer. /healthz keeps answering 200 (the checks now reach the other process);
     // App::run's next SIGINT/SIGTERM still waits timeouts.drain_grace_ms for those answers.
-    void hand_over();
+    // False, and nothing done, when App::run is already stopping: the other process should
+    // then be stopped too.
+    bool hand_over();
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
     // main port, limits and timeouts); the address, threads and workers stay. Returns

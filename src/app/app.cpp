@@ -274,11 +274,13 @@ void App::begin_lame_duck() {
     impl_->server->begin_lame_duck();
 }
 
-void App::hand_over() {
+bool App::hand_over() {
     if (!impl_->server) throw std::logic_error("the app is not running");
-    impl_->handed_over = true;
+    auto serving = Impl::Ending::Serving;
+    if (!impl_->ending.compare_exchange_strong(serving, Impl::Ending::HandedOver)) return false;
     impl_->server->begin_handover();
     if (impl_->admin_server) impl_->admin_server->begin_handover();
+    return true;
 }
 
 std::string App::reconfigure(const RunOptions& options) {
@@ -344,11 +346,13 @@ void App::run(const RunOptions& options) {
         if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
         if (options.on_reload) options.on_reload();
     }
+    auto serving = Impl::Ending::Serving;
+    impl_->ending.compare_exchange_strong(serving, Impl::Ending::Stopping);  // else handed over
     if (!options.quiet) std::printf("rivet: signal %d, draining\n", sig);
     std::fflush(stdout);
     if (options.timeouts.drain_grace_ms > 0) {
         const std::string grace = std::to_string(options.timeouts.drain_grace_ms) + " ms";
-        if (impl_->handed_over) {
+        if (impl_->ending == Impl::Ending::HandedOver) {
             app::log_info("handed over: open connections get " + grace +
                           " for their last answers (Connection: close)");
         } else {

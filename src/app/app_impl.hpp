@@ -59,8 +59,11 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     RunOptions options;
     std::unique_ptr<app::WorkerPool> pool;
     std::unique_ptr<engine::Server> server;
-    std::unique_ptr<app::Operations> ops;          // logs, rate limits, metrics
-    std::atomic<bool> handed_over{false};          // App::hand_over: another process accepts now
+    std::unique_ptr<app::Operations> ops;  // logs, rate limits, metrics
+    // How the process leaves: App::hand_over and App::run's stop signal race for it (an upgrade
+    // that becomes ready while an outside SIGTERM drains us must not win).
+    enum class Ending : uint8_t { Serving, HandedOver, Stopping };
+    std::atomic<Ending> ending{Ending::Serving};
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
     std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
 

@@ -300,13 +300,26 @@ void Upgrader::wait_for(pid_t child, int ready_fd) {
     int status = 0;
     switch (answer) {
         case Answer::Ready: {
+            if (on_handed_over_ && !on_handed_over_()) {
+                // Told to stop (an outside SIGTERM) while the new process started: the stop was
+                // meant for the service, so the new process goes too.
+                app::log_warn("upgrade: the new process (pid " + std::to_string(child) +
+                              ") is ready, but this one is stopping: stopping it too");
+                std::string how =
+                    stop_child(child, exited, options_.child_stop_timeout_ms, binary_);
+                app::log_warn("upgrade: the new process (pid " + std::to_string(child) + ") " +
+                              how);
+                std::lock_guard lock(mutex_);
+                state_ = State::Idle;
+                child_ = 0;
+                return;
+            }
             {
                 std::lock_guard lock(mutex_);
                 state_ = State::HandedOver;
             }
             app::log_info("upgrade: the new process (pid " + std::to_string(child) +
                           ") is serving; pid " + std::to_string(getpid()) + " drains and exits");
-            if (on_handed_over_) on_handed_over_();
             kill(getpid(), SIGTERM);  // App::run stops as on any SIGTERM
             return;
         }

@@ -50,7 +50,8 @@ public:
 
     // Called from the waiting thread once the new process serves, before this one stops
     // (App::hand_over: stop accepting now, /healthz stays 200). Set before start().
-    void on_handed_over(std::function<void()> fn) { on_handed_over_ = std::move(fn); }
+    // It returns false when this process is already stopping: the new one is stopped too.
+    void on_handed_over(std::function<bool()> fn) { on_handed_over_ = std::move(fn); }
 
     const std::string& binary() const { return binary_; }
 
@@ -66,7 +67,7 @@ private:
     State state_ = State::Idle;  // under mutex_
     pid_t child_ = 0;            // under mutex_: the new process while Starting or HandedOver
     std::thread waiter_;
-    std::function<void()> on_handed_over_;
+    std::function<bool()> on_handed_over_;
 };
 
 // Options::child_stop_timeout_ms for a server with these drain settings: the lame duck and the

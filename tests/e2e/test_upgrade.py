@@ -474,6 +474,30 @@ def test_stop_while_the_new_process_starts_stops_it_too(upgraded, tmp_path):
     assert read_pid(u.pid_file) is None  # no process wrote it
 
 
+def test_new_process_ready_while_the_old_one_drains_is_stopped_too(upgraded, tmp_path):
+    """SIGTERM to the old process while the new one starts, and the new one becomes ready
+    during the old one's lame duck: the stop was meant for the service, so the hand-over is
+    refused and the new process is stopped as well."""
+    program = copied_binary(tmp_path)
+    grace = 4 * SLOW
+    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", 60,
+                  "--drain-grace", grace), program=program)
+    port = u.port
+    delay = 1 * SLOW  # ready well inside the old one's grace
+    replace_file(program, f'#!/bin/sh\nsleep {delay} 3>&- 4>&-\nexec "{BIN}" "$@"\n')
+    u.server.send_signal(signal.SIGUSR2)
+    child = started_child(u)
+    u.server.send_signal(signal.SIGTERM)
+    assert u.server.wait(30 * SLOW) == 0
+    assert not running(child)
+    err = u.stderr()
+    assert f"upgrade: the new process (pid {child}) is ready, but this one is stopping: " \
+           "stopping it too" in err, err[-3000:]
+    assert "is serving; pid" not in err  # no hand-over
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
 # ---------------------------------------------------------------------------------------------
 # rivet --upgrade: its refusals
 
