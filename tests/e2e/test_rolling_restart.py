@@ -130,6 +130,7 @@ def start_backend(tmp_path, name, port):
 def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
     ports = [free_port() for _ in range(3)]
     backends = [start_backend(tmp_path, f"r{i}", p) for i, p in enumerate(ports)]
+    restarted = []
     front = free_port()
     servers = "\n".join(f"    server r{i} 127.0.0.1:{p}" for i, p in enumerate(ports))
     cfg = tmp_path / "haproxy.cfg"
@@ -152,7 +153,6 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
         load = threading.Thread(target=lambda: result.update(out=wrk(url, 32, 12)))
         load.start()
         time.sleep(1.5)
-        restarted = []
         for i, old in enumerate(backends):
             old.send_signal(signal.SIGTERM)
             assert old.wait(15 * SLOW) == 0, old.stderr()
@@ -173,6 +173,7 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
     finally:
         proxy.terminate()
         proxy.wait(10)
-        for srv in backends:
+        for srv in backends + restarted:  # after a failure: nothing is left running
             if srv.alive():
                 srv.proc.kill()
+                srv.proc.wait()
