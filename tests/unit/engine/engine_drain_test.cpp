@@ -57,33 +57,50 @@ TEST(EngineDrain, RequestArrivingDuringTheDrainIsAnsweredWithClose) {
     EXPECT_TRUE(fresh->wait_eof(1000ms));
 }
 
+// A loop held busy by a handler that blocks on /block (on connection b) until release(), with
+// connection a kept alive after one answered request: what a sends meanwhile waits unread in
+// its socket while the drain is posted.
+struct BusyLoop {
+    std::promise<void> gate;
+    std::shared_future<void> released = gate.get_future().share();
+    EngineHarness h{{}, [this](Exchange& ex) {
+                        if (ex.head().target == "/block") released.wait();
+                        ex.respond(rivet::app::view_of(
+                            rivet::Response(200).text(std::string(ex.head().target))));
+                    }};
+    std::unique_ptr<Client> a, b;
+
+    // False when the loop could not be made busy.
+    bool hold() {
+        a = h.connect();
+        a->send(get("/0"));
+        if (a->read_responses(1).size() != 1u) return false;
+        a->clear();
+        b = h.connect();
+        // Adopted first: /block is then read by an epoll event, not by the adoption.
+        if (!h.sync()) return false;
+        b->send(get("/block"));
+        return h.app().wait_served(2);  // the loop is inside /block now
+    }
+    void release() { gate.set_value(); }
+};
+
 TEST(EngineDrain, RequestUnreadInTheSocketOfAnIdleConnectionIsAnswered) {
     // The race of issue 12: while the loop is busy (here a handler that blocks), a kept-alive
     // connection's next request arrives and the drain is posted. The loop runs the drain at the
     // end of that turn, before it reads the request: the connection looks idle but is not.
-    std::promise<void> release;
-    std::shared_future<void> released = release.get_future().share();
-    EngineHarness h({}, [&](Exchange& ex) {
-        if (ex.head().target == "/block") released.wait();
-        ex.respond(rivet::app::view_of(rivet::Response(200).text(std::string(ex.head().target))));
-    });
-    auto a = h.connect();
-    a->send(get("/1"));
-    ASSERT_EQ(a->read_responses(1).size(), 1u);
-    a->clear();
-    auto b = h.connect();
-    ASSERT_TRUE(h.sync());  // adopted: /block is read by an epoll event, not by the adoption
-    b->send(get("/block"));
-    ASSERT_TRUE(h.app().wait_served(2));  // the loop is inside /block now
+    BusyLoop busy;
+    ASSERT_TRUE(busy.hold());
+    auto& a = busy.a;
     a->send(get("/2"));
-    h.io().begin_drain();
-    release.set_value();
+    busy.h.io().begin_drain();
+    busy.release();
     auto got = a->read_responses(1);  // before the fix: EOF, no answer
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].body, "/2");
     EXPECT_EQ(got[0].field("Connection"), "close") << a->received();
     EXPECT_TRUE(a->wait_eof(1000ms));
-    EXPECT_EQ(b->read_responses(1).size(), 1u);
+    EXPECT_EQ(busy.b->read_responses(1).size(), 1u);
 }
 
 TEST(EngineDrain, ConnectionStillBusyAtTheDrainTimeoutIsCutOff) {
@@ -102,23 +119,12 @@ TEST(EngineDrain, ConnectionStillBusyAtTheDrainTimeoutIsCutOff) {
 TEST(EngineDrain, PipelinedRequestsReadBeforeTheDrainAreAllAnswered) {
     // Three requests in one write, read while the loop winds down: each is answered, and only
     // the last says "Connection: close" (before: the first did, and the other two were lost).
-    std::promise<void> release;
-    std::shared_future<void> released = release.get_future().share();
-    EngineHarness h({}, [&](Exchange& ex) {
-        if (ex.head().target == "/block") released.wait();
-        ex.respond(rivet::app::view_of(rivet::Response(200).text(std::string(ex.head().target))));
-    });
-    auto a = h.connect();
-    a->send(get("/0"));
-    ASSERT_EQ(a->read_responses(1).size(), 1u);
-    a->clear();
-    auto b = h.connect();
-    ASSERT_TRUE(h.sync());
-    b->send(get("/block"));
-    ASSERT_TRUE(h.app().wait_served(2));  // the loop is busy: the three wait in the socket
-    a->send(get("/1") + get("/2") + get("/3"));
-    h.io().begin_drain();
-    release.set_value();
+    BusyLoop busy;
+    ASSERT_TRUE(busy.hold());
+    auto& a = busy.a;
+    a->send(get("/1") + get("/2") + get("/3"));  // they wait in the socket
+    busy.h.io().begin_drain();
+    busy.release();
     auto got = a->read_responses(3);
     ASSERT_EQ(got.size(), 3u) << a->received();
     EXPECT_EQ(got[0].body, "/1");
