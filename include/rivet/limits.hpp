@@ -38,6 +38,9 @@ struct Timeouts {
     // served, each answer says "Connection: close" and /healthz answers 503, so health checks
     // take the instance out of a load balancer before it stops accepting. 0: none.
     uint64_t drain_grace_ms = 0;
+    // A TLS connection's handshake, from the accept: a slow or silent client cannot hold a
+    // connection slot past it.
+    uint64_t handshake_ms = 10'000;
 };
 
 }  // namespace rivet

@@ -27,7 +27,7 @@ engine::ServerConfig server_config(const RunOptions& o) {
                 l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
     const rivet::Timeouts& t = o.timeouts;
     c.timeouts = {t.header_ms, t.body_ms,  t.idle_ms,       t.write_ms,
-                  t.linger_ms, t.drain_ms, t.drain_grace_ms};
+                  t.linger_ms, t.drain_ms, t.drain_grace_ms, t.handshake_ms};
     return c;
 }
 

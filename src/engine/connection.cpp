@@ -54,6 +54,10 @@ unsigned Connection::loop_index() const {
     return owner_.index();
 }
 
+TlsFacts Connection::tls_facts() const {
+    return {};
+}
+
 bool Connection::idle() const {
     return in_.empty() && out_.empty() && !owes();
 }

@@ -63,6 +63,7 @@ public:
     std::string peer_address() const;
     PeerIp peer_ip() const;
     unsigned loop_index() const;
+    TlsFacts tls_facts() const;
 
     // Called by Exchange.
     void respond(const http::RequestHead& head, const ReplyView& reply);

@@ -28,6 +28,10 @@ unsigned Exchange::loop_index() const {
     return connection_.loop_index();
 }
 
+TlsFacts Exchange::tls() const {
+    return connection_.tls_facts();
+}
+
 void Exchange::respond(const ReplyView& reply) {
     if (answered_) return;
     answered_ = true;

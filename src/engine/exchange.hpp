@@ -37,6 +37,17 @@ struct PeerIp {
     uint8_t bytes[16] = {};
 };
 
+// What a connection's TLS layer agreed on; `secure` false: plain HTTP. The views stay valid while
+// the connection is open (an answer made later must copy what it keeps).
+struct TlsFacts {
+    bool secure = false;
+    bool resumed = false;           // the handshake resumed an earlier session
+    std::string_view server_name;   // the SNI name the client asked for; empty: none
+    std::string_view version;       // "TLSv1.3", "TLSv1.2"
+    std::string_view cipher;        // "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"
+    std::string_view alpn;          // "http/1.1"; empty: the client offered no ALPN
+};
+
 // What a Deferred and its connection's slot share: who ended the wait, the answer (complete)
 // or the connection (cancel, when it closes first). Decided once, by compare-and-swap, so a
 // cancel never follows a completion and an answer completed after a cancel goes nowhere.
@@ -101,6 +112,7 @@ public:
     std::string peer_address() const;
     PeerIp peer_ip() const;
     unsigned loop_index() const;
+    TlsFacts tls() const;
 
     void respond(const ReplyView& reply);
     // A protocol-level answer (404, 405, 503 ...) with a plain-text body and optional extra

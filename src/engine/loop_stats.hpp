@@ -2,10 +2,33 @@
 // read from.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace rivet::engine {
+
+// Why a TLS handshake did not finish (metrics: rivet_tls_handshake_failures_total{reason}).
+enum class TlsFailure : uint8_t {
+    PlainHttp,    // plain HTTP sent to the TLS port: answered 400 and closed
+    Timeout,      // the handshake timeout ran out (a slow or silent client)
+    PeerClosed,   // the client closed or reset during the handshake
+    NoCommon,     // no protocol version, cipher suite or ALPN protocol in common
+    PeerAlert,    // the client refused us with an alert (an unknown CA, a bad certificate)
+    Malformed,    // bytes that are not TLS, or a TLS message out of place
+};
+inline constexpr size_t kTlsFailureKinds = 6;
+inline const char* tls_failure_name(TlsFailure f) {
+    constexpr const char* names[kTlsFailureKinds] = {"plain_http", "timeout",     "peer_closed",
+                                                     "no_common",  "peer_alert", "malformed"};
+    return names[size_t(f)];
+}
+
+// Finished handshakes, by protocol version and kind (metrics: rivet_tls_handshakes_total).
+struct TlsHandshakes {
+    uint64_t full_tls12 = 0, full_tls13 = 0, resumed_tls12 = 0, resumed_tls13 = 0;
+};
 
 struct ServerStats {
     uint64_t accepted = 0;
@@ -17,6 +40,8 @@ struct ServerStats {
     uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
     uint64_t cancelled = 0;        // deferred answers whose connection closed before they came
     uint64_t proxy_refused = 0;    // connections closed for an invalid PROXY protocol header
+    TlsHandshakes tls_handshakes;
+    std::array<uint64_t, kTlsFailureKinds> tls_failures{};
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -28,6 +53,11 @@ struct ServerStats {
         body_bytes_held += o.body_bytes_held;
         cancelled += o.cancelled;
         proxy_refused += o.proxy_refused;
+        tls_handshakes.full_tls12 += o.tls_handshakes.full_tls12;
+        tls_handshakes.full_tls13 += o.tls_handshakes.full_tls13;
+        tls_handshakes.resumed_tls12 += o.tls_handshakes.resumed_tls12;
+        tls_handshakes.resumed_tls13 += o.tls_handshakes.resumed_tls13;
+        for (size_t i = 0; i < kTlsFailureKinds; ++i) tls_failures[i] += o.tls_failures[i];
         return *this;
     }
 };
@@ -44,6 +74,9 @@ struct LoopStats {
     std::atomic<uint64_t> cancelled{0};
     std::atomic<uint64_t> bodies_waiting{0};  // a gauge
     std::atomic<uint64_t> proxy_refused{0};
+    std::atomic<uint64_t> tls_full_tls12{0}, tls_full_tls13{0}, tls_resumed_tls12{0},
+        tls_resumed_tls13{0};
+    std::array<std::atomic<uint64_t>, kTlsFailureKinds> tls_failures{};
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -51,15 +84,19 @@ struct LoopStats {
 
     ServerStats read() const {  // from any thread
         constexpr auto r = std::memory_order_relaxed;
-        return {accepted.load(r),
-                requests.load(r),
-                open_connections.load(r),
-                bytes_in.load(r),
-                bytes_out.load(r),
-                bodies_waiting.load(r),
-                0,
-                cancelled.load(r),
-                proxy_refused.load(r)};
+        ServerStats s;
+        s.accepted = accepted.load(r);
+        s.requests = requests.load(r);
+        s.open_connections = open_connections.load(r);
+        s.bytes_in = bytes_in.load(r);
+        s.bytes_out = bytes_out.load(r);
+        s.bodies_waiting = bodies_waiting.load(r);
+        s.cancelled = cancelled.load(r);
+        s.proxy_refused = proxy_refused.load(r);
+        s.tls_handshakes = {tls_full_tls12.load(r), tls_full_tls13.load(r),
+                            tls_resumed_tls12.load(r), tls_resumed_tls13.load(r)};
+        for (size_t i = 0; i < kTlsFailureKinds; ++i) s.tls_failures[i] = tls_failures[i].load(r);
+        return s;
     }
 };
 

@@ -25,11 +25,13 @@ public:
     ~Server();
 
     uint16_t port() const { return port_; }  // the bound port (useful with port 0)
+    uint16_t tls_port() const { return tls_port_; }  // the TLS listeners' port; 0: none
     // The bound address: config.host, or the inherited sockets' ("127.0.0.1", "::").
     const std::string& host() const { return config_.host; }
     // Every listening socket, to hand over to a new process (an in-place upgrade). Valid until
     // drain() starts: the loops close them then.
     const std::vector<int>& listening_fds() const { return listen_fds_; }
+    const std::vector<int>& tls_listening_fds() const { return tls_listen_fds_; }
     unsigned threads() const { return unsigned(threads_.size()); }
 
     void start();  // the loops run on their own threads
@@ -59,6 +61,8 @@ private:
     Application& app_;
     uint16_t port_ = 0;
     std::vector<int> listen_fds_;
+    uint16_t tls_port_ = 0;
+    std::vector<int> tls_listen_fds_;
     BodyBudget budget_;  // before threads_: the loops use it until they are destroyed
     std::vector<std::unique_ptr<IoThread>> threads_;
 };

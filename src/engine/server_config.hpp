@@ -6,11 +6,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "http/request_parser.hpp"
 #include "net/ip_network.hpp"
+
+namespace rivet::tls {
+class Context;
+}
 
 namespace rivet::engine {
 
@@ -34,6 +39,7 @@ struct Timeouts {  // milliseconds
     uint64_t linger_ms = 2'000;
     uint64_t drain_ms = 10'000;
     uint64_t drain_grace_ms = 0;  // App::run's; the engine has begin_lame_duck()
+    uint64_t handshake_ms = 10'000;  // a TLS handshake, from the accept
 };
 
 struct ServerConfig {
@@ -53,6 +59,15 @@ struct ServerConfig {
     // whose address then replaces the peer's. Others' headers are never read. Fixed at start.
     bool proxy_protocol = false;
     net::NetworkList proxy_trusted;
+
+    // TLS: with a context, a second set of listeners (one per loop) on tls_port (0: any free
+    // port) serves HTTPS beside the plain port; every connection accepted there starts with a
+    // handshake (Connection's Phase::Handshake). `tls_listen_fds`: inherited sockets for it, as
+    // listen_fds. reconfigure() replaces the context (new certificates after a reload): new
+    // handshakes use the new one, open connections keep theirs.
+    std::shared_ptr<const tls::Context> tls;
+    uint16_t tls_port = 8443;
+    std::vector<int> tls_listen_fds;
 };
 
 // The parser's share of the limits. The body limit is the engine's to check, after the
