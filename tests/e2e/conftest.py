@@ -52,3 +52,10 @@ def rivet(tmp_path):
 def server(rivet):
     """A rivet server with --threads 2 --workers 2 and the repository's public/ as --root."""
     return rivet()
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory):
+    """The TLS tests' certificates (tests/e2e/tls_certs.py), made once per session."""
+    from tls_certs import TlsCerts
+    return TlsCerts(tmp_path_factory.mktemp("tls-certs"))

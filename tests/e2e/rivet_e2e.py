@@ -32,6 +32,8 @@ LISTEN_RE = re.compile(
     r"rivet listening on http://(?P<host>[^\s]+):(?P<port>\d+) "
     r"\((?P<threads>\d+) threads, (?P<workers>\d+) workers\)"
 )
+# The TLS listener's line (--tls-cert/--tls-key or a "tls" section), beside the plain one.
+HTTPS_LISTEN_RE = re.compile(r"rivet listening on https://(?P<host>[^\s]+):(?P<port>\d+)")
 SANITIZER_RE = re.compile(
     r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|ThreadSanitizer|"
     r"UndefinedBehaviorSanitizer|SUMMARY: \w+Sanitizer"
@@ -58,11 +60,13 @@ class RivetServer:
     """The real rivet binary on an ephemeral port of 127.0.0.1."""
 
     def __init__(self, workdir: Path, args=(), nofile: int | None = None, root: Path = PUBLIC,
-                 nofile_cap: int | None = None, command: list | None = None):
+                 nofile_cap: int | None = None, command: list | None = None,
+                 tls: bool | None = None):
         """nofile raises the descriptor limit to at least n; nofile_cap lowers it to n (as
         `ulimit -n n` would). `command`: another program built on rivet (an example) instead of
         the rivet binary, started as given; it must listen on an ephemeral port and print the
-        listening line."""
+        listening line. `tls`: also wait for the https listening line and keep its port in
+        `tls_port` (None: when the arguments name --tls-cert)."""
         self.command = [str(c) for c in command] if command else None
         self.workdir = Path(workdir)
         self.args = [str(a) for a in args]
@@ -75,6 +79,8 @@ class RivetServer:
         self.threads = 0
         self.workers = 0
         self.returncode: int | None = None
+        self.tls = ("--tls-cert" in self.args) if tls is None else tls
+        self.tls_port = 0
 
     def __iter__(self):
         """Unpacks as (host, port, process)."""
@@ -115,8 +121,12 @@ class RivetServer:
             err.close()
         deadline = time.monotonic() + timeout * SLOW
         while True:
-            m = LISTEN_RE.search(self.stdout())
-            if m:
+            out = self.stdout()
+            m = LISTEN_RE.search(out)
+            tm = HTTPS_LISTEN_RE.search(out) if self.tls else None
+            if m and (tm or not self.tls):
+                if tm:
+                    self.tls_port = int(tm["port"])
                 self.port = int(m["port"])
                 self.threads = int(m["threads"])
                 self.workers = int(m["workers"])

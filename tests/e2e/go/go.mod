@@ -1,0 +1,3 @@
+module rivet.test/tlsclient
+
+go 1.19
