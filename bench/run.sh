@@ -6,6 +6,8 @@
 #   bash bench/run.sh --full     `make bench-full`: 3 × 5 s runs, every scenario in both modes,
 #                                and a 10-minute soak of rivet (~40 min)
 #   bash bench/run.sh --models   `make bench-models`: concurrency models under CPU-heavy load
+#   bash bench/run.sh --tls      rivet against nginx over TLS, per core (bench/tls_bench.py): the
+#                                same certificate, OpenSSL and resumption; prints a table
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
 #                                and produced a row; figures not asserted; docs untouched.
 #                                Uses oha only if bench/tools.sh already built it.
@@ -31,6 +33,7 @@ tools_args=()
 for a in "$@"; do
   case "$a" in
     --models) script=bench/models.py ;;
+    --tls) script=bench/tls_bench.py; tools_args=(--no-build) ;;
     --smoke) tools_args=(--no-build) ;;
   esac
 done
