@@ -39,6 +39,10 @@ for pkg in "${!need[@]}"; do
   [ -e "${need[$pkg]}" ] || missing+=("$pkg")
 done
 
+# Go (the TLS tests' net/http client, tests/e2e/go, and the benchmark's resumption load): any
+# go on the PATH will do, else Debian's.
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ops_e2e import write_config
-from rivet_e2e import SLOW, build_request, chunked, fib, work_result
+from rivet_e2e import SANITIZED, SLOW, WRK, build_request, chunked, fib, work_result, wrk
 from tls_certs import served_certificate
 from tls_e2e import (client_context, curl, handshake_ok, s_client, start_tls, tls_connect,
                      tls_get)
@@ -200,3 +200,21 @@ def test_renegotiation_refused(srv):
     assert srv.alive()
     rc, out = s_client(srv.tls_port, "-tls1_2", "-servername", "localhost")
     assert handshake_ok(out), out
+
+
+# ---------------------------------------------------------------------------------------------
+# wrk over https
+
+
+@pytest.mark.skipif(WRK is None, reason="wrk is not installed (scripts/setup.sh)")
+def test_wrk_over_https(srv):
+    requests, errors, non_2xx, out = wrk(f"https://127.0.0.1:{srv.tls_port}/hello", 50, 2)
+    assert errors is None, f"socket errors {errors}:\n{out}"
+    assert non_2xx == 0, out
+    assert requests > (500 if SANITIZED else 5_000), out
+    # And with a handshake per request.
+    p = subprocess.run([WRK, "-t1", "-c10", "-d1s", "-H", "Connection: close",
+                        f"https://127.0.0.1:{srv.tls_port}/hello"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "Socket errors" not in p.stdout, p.stdout + p.stderr
+    assert "Non-2xx" not in p.stdout, p.stdout
