@@ -39,7 +39,8 @@ func main() {
 	if !pool.AppendCertsFromPEM(pem) {
 		check(fmt.Errorf("no certificate in %s", *caFile))
 	}
-	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
+	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13,
+		NextProtos: []string{"http/1.1"}}
 	switch *maxVersion {
 	case "1.2":
 		cfg.MaxVersion = tls.VersionTLS12
