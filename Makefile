@@ -74,9 +74,11 @@ fuzz: setup
 	./$(BUILD_FUZZ)/proxy_header_fuzz -max_total_time=$$proxy -print_final_stats=1 $(BUILD_FUZZ)/proxy_corpus tests/fuzz/proxy_corpus
 
 # Benchmarks (docs/BENCHMARKS.md): quick (~6 min), full with a 10-minute soak (~40 min), and
-# concurrency models under CPU-heavy load (~4 min).
+# concurrency models under CPU-heavy load (~4 min). `make bench` ends with rivet against nginx
+# over TLS (~2 min).
 bench: build
 	bash bench/run.sh
+	bash bench/run.sh --tls
 
 # The benchmark harness checks itself (~2 min): its parsers and statistics on recorded outputs,
 # then every server in every scenario and every concurrency model once, briefly: each must start,
@@ -86,6 +88,7 @@ bench-smoke: build
 	python3 -m pytest -q bench
 	bash bench/run.sh --smoke
 	bash bench/run.sh --models --smoke
+	bash bench/run.sh --tls --smoke
 	bash bench/portable.sh pack $(BUILD)/portable
 	bash bench/portable.sh check $(BUILD)/portable
 

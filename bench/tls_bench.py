@@ -106,7 +106,7 @@ class Fleet:
         srv = Server(name, port, self.command(name, port), self.logs)
         err = srv.start()
         if err:
-            raise SystemExit(f"{name} failed to start: {err}")
+            raise RuntimeError(f"{name} failed to start: {err}")
         return srv
 
 
@@ -117,7 +117,7 @@ def check(fleet: Fleet, port: int, path: str, want: bytes) -> tuple[str, str]:
                         f"localhost:{port}:127.0.0.1", f"https://localhost:{port}{path}"],
                        capture_output=True, timeout=20)
     if p.returncode != 0 or p.stdout != want:
-        raise SystemExit(f"port {port}: GET {path} over TLS answered wrongly: "
+        raise RuntimeError(f"port {port}: GET {path} over TLS answered wrongly: "
                          f"{p.stderr[-300:]!r} {p.stdout[:100]!r}")
     out = run_text(["sh", "-c", f"openssl s_client -connect 127.0.0.1:{port} "
                     f"-servername localhost </dev/null"])
@@ -156,7 +156,7 @@ def idle(fleet: Fleet, srv: Server, port: int) -> dict:
                         str(fleet.args.idle), "--json"], capture_output=True, text=True,
                        timeout=600)
     if r.returncode != 0:
-        raise SystemExit(f"tls_idle_memory failed: {r.stderr[-500:]}")
+        raise RuntimeError(f"tls_idle_memory failed: {r.stderr[-500:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -220,6 +220,8 @@ def report(runs: list[dict], command: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tls", action="store_true", help="(from bench/run.sh)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every scenario once, briefly: checks that it runs, figures mean little")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "2")))
     ap.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", "3")))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
@@ -229,6 +231,8 @@ def main() -> None:
     ap.add_argument("--client-cpu", type=int, default=int(os.environ.get("BENCH_CLIENT_CPU", "1")))
     ap.add_argument("--port-base", type=int, default=18600)
     args = ap.parse_args()
+    if args.smoke:
+        args.reps, args.duration, args.idle = 1, 1, 200
     scenarios = [s for s in args.scenarios.split(",") if s]
     servers = [s for s in args.servers.split(",") if s]
     for s in scenarios:
@@ -245,7 +249,7 @@ def main() -> None:
                     log(f"tls bench: {sc} {name} run {rep + 1}/{args.reps}")
                     try:
                         runs.append(one_run(fleet, name, sc, rep))
-                    except (WrkOutputError, ValueError, subprocess.TimeoutExpired) as e:
+                    except (WrkOutputError, ValueError, RuntimeError, subprocess.TimeoutExpired) as e:
                         runs.append({"server": name, "scenario": sc, "rep": rep, "error": str(e)})
                         log(f"tls bench: {sc} {name}: {e}")
     good = [r for r in runs if "error" not in r]
@@ -259,6 +263,9 @@ def main() -> None:
     (out_dir / f"{stamp}-tls.json").write_text(json.dumps(
         {"command": command, "versions": versions, "runs": runs}, indent=1))
     print(report(good, command))
+    for r in runs:
+        if "error" in r:
+            print(f"\n{r['server']} {r['scenario']}: {r['error']}")
     print("\n" + "; ".join(f"{k}: {v}" for k, v in versions.items()))
     if len(good) != len(runs):
         sys.exit(1)
