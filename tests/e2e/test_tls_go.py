@@ -1,6 +1,6 @@
 """Session resumption seen by Go's net/http client (tests/e2e/go, standard library only, built
 here with `go build`): the second connection with a ClientSessionCache resumes, over TLS 1.3
-and TLS 1.2, and rivet_tls_handshakes_total{kind="resumed"} counts it."""
+and TLS 1.2, across I/O loops, and rivet_tls_handshakes_total{kind="resumed"} counts it."""
 import json
 import shutil
 import subprocess
@@ -35,18 +35,20 @@ def test_second_connection_resumes(rivet, tls_certs, tlsclient, version):
     srv = start_tls(rivet, tls_certs)
     before = resumed_total(srv)
     p = subprocess.run([str(tlsclient), "-url", f"https://localhost:{srv.tls_port}/hello",
-                        "-ca", str(tls_certs.ca), "-max", version, "-n", "3"],
+                        "-ca", str(tls_certs.ca), "-max", version, "-n", "6"],
                        capture_output=True, text=True, timeout=60 * SLOW)
     assert p.returncode == 0, p.stderr
     rows = [json.loads(line) for line in p.stdout.splitlines()]
-    assert len(rows) == 3, p.stdout
+    assert len(rows) == 6, p.stdout
     want = "TLS " + version
     for r in rows:
         assert r["status"] == 200 and r["body"] == "Hello, World!", r
         assert r["version"] == want and r["alpn"] == "http/1.1", r
+    # Two I/O loops: the kernel spreads the connections over both listeners (SO_REUSEPORT), so
+    # some resume on a loop other than the one that made the session.
     assert rows[0]["resumed"] is False, rows
-    assert rows[1]["resumed"] is True and rows[2]["resumed"] is True, rows
-    assert resumed_total(srv) >= before + 2
+    assert all(r["resumed"] for r in rows[1:]), rows
+    assert resumed_total(srv) >= before + 5
 
 
 def test_no_resumption_without_a_cache(rivet, tls_certs, tlsclient):
