@@ -182,9 +182,6 @@ std::optional<Certificate> read_certificate(const CertificateFiles& files, bool 
     }
 
     size_t before = problems.size();
-    if (X509_check_private_key(c.chain[0].get(), c.key.get()) != 1)
-        problems.push_back(kf + ": the key does not match the certificate in " + cf);
-    ERR_clear_error();
     for (size_t i = 0; i + 1 < c.chain.size(); ++i) {
         X509* subject = c.chain[i].get();
         X509* issuer = c.chain[i + 1].get();
@@ -196,6 +193,11 @@ std::optional<Certificate> read_certificate(const CertificateFiles& files, bool 
                            "); put the server's certificate first, then each one's issuer");
         break;
     }
+    // Out of order, the first certificate is likely not the server's: the order is the problem
+    // to fix, not the key.
+    if (problems.size() == before && X509_check_private_key(c.chain[0].get(), c.key.get()) != 1)
+        problems.push_back(kf + ": the key does not match the certificate in " + cf);
+    ERR_clear_error();
     check_dates(c, allow_expired, problems);
     if (problems.size() != before) return std::nullopt;
 
