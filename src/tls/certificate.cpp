@@ -44,14 +44,17 @@ std::optional<std::string> read_file(const std::string& path, std::string& why) 
 // "-----BEGIN" line), false when a block was there but broken.
 bool pem_at_end() {
     unsigned long e = ERR_peek_last_error();
-    bool end = e == 0 || (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE);
+    bool end =
+        e == 0 || (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE);
     ERR_clear_error();
     return end;
 }
 
 // Never asks for a pass phrase (the default would prompt on the terminal): an encrypted key is
 // refused.
-int no_password(char*, int, int, void*) { return -1; }
+int no_password(char*, int, int, void*) {
+    return -1;
+}
 
 std::string name_text(const X509_NAME* name) {
     BioPtr out(BIO_new(BIO_s_mem()));
@@ -99,8 +102,8 @@ void check_dates(const Certificate& c, bool allow_expired, std::vector<std::stri
 
 std::vector<std::string> dns_names(X509* cert) {
     std::vector<std::string> names;
-    auto* sans = static_cast<GENERAL_NAMES*>(
-        X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+    auto* sans =
+        static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
     if (sans) {
         for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
             const GENERAL_NAME* n = sk_GENERAL_NAME_value(sans, i);
@@ -176,8 +179,9 @@ std::optional<Certificate> read_certificate(const CertificateFiles& files, bool 
     c.key.reset(PEM_read_bio_PrivateKey(key_in.get(), nullptr, no_password, nullptr));
     ERR_clear_error();
     if (!c.key) {
-        problems.push_back(kf + ": no PEM private key in it (or it is encrypted: rivet asks for "
-                                "no pass phrase)");
+        problems.push_back(kf +
+                           ": no PEM private key in it (or it is encrypted: rivet asks for "
+                           "no pass phrase)");
         return std::nullopt;
     }
 

@@ -28,7 +28,7 @@ using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
 
 struct Certificate {
     std::string cert_file;
-    std::vector<X509Ptr> chain;      // [0] the server's own, then its issuers in order
+    std::vector<X509Ptr> chain;  // [0] the server's own, then its issuers in order
     PkeyPtr key;
     std::vector<std::string> names;  // lower-case DNS names, maybe "*.example.com"
     std::string expires;             // the leaf's notAfter, "YYYY-MM-DD"

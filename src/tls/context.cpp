@@ -49,8 +49,10 @@ bool set_profile(SSL_CTX* ctx, const Settings& s, std::string& why) {
     int floor = s.min_version == Version::Tls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
     SSL_CTX_set_min_proto_version(ctx, floor);
     SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
-    uint64_t options = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
-                       SSL_OP_CIPHER_SERVER_PREFERENCE;
+    uint64_t options =
+        SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE;
+    // OpenSSL 3 already refuses a client's renegotiation unless SSL_OP_ALLOW_CLIENT_RENEGOTIATION;
+    // NO_RENEGOTIATION says so whatever the version or configuration, and for both directions.
 #ifdef SSL_OP_NO_CLIENT_RENEGOTIATION
     options |= SSL_OP_NO_CLIENT_RENEGOTIATION;
 #endif
@@ -217,8 +219,8 @@ std::shared_ptr<const Context> Context::load(const Settings& settings,
 
     bool tickets = settings.ticket_key_lifetime_s > 0;
     bool cache = settings.session_cache_size > 0;
-    long timeout = std::max<long>(kMinSessionTimeoutS,
-                                  long(std::min<uint64_t>(settings.ticket_key_lifetime_s, 1 << 30)));
+    long timeout = std::max<long>(
+        kMinSessionTimeoutS, long(std::min<uint64_t>(settings.ticket_key_lifetime_s, 1 << 30)));
     for (Certificate& c : certs) {
         SslCtxPtr ctx(SSL_CTX_new(TLS_server_method()));
         std::string why;
@@ -233,7 +235,8 @@ std::shared_ptr<const Context> Context::load(const Settings& settings,
         SSL_CTX_set_app_data(ctx.get(), static_cast<State*>(&impl));
         SSL_CTX_set_tlsext_servername_callback(ctx.get(), on_server_name);
         SSL_CTX_set_tlsext_servername_arg(ctx.get(), static_cast<State*>(&impl));
-        if (!impl.alpn_wire.empty()) SSL_CTX_set_alpn_select_cb(ctx.get(), on_alpn, &impl.alpn_wire);
+        if (!impl.alpn_wire.empty())
+            SSL_CTX_set_alpn_select_cb(ctx.get(), on_alpn, &impl.alpn_wire);
         SSL_CTX_set_session_id_context(ctx.get(), kSessionIdContext, sizeof kSessionIdContext - 1);
         SSL_CTX_set_timeout(ctx.get(), timeout);
         // OpenSSL resumes against the SSL_CTX a connection started on (its session context,
@@ -254,9 +257,15 @@ std::shared_ptr<const Context> Context::load(const Settings& settings,
     return context;
 }
 
-ssl_ctx_st* Context::default_ctx() const { return impl_->entries.front().ctx.get(); }
-const std::shared_ptr<TicketKeys>& Context::ticket_keys() const { return impl_->keys; }
-const Settings& Context::settings() const { return impl_->settings; }
+ssl_ctx_st* Context::default_ctx() const {
+    return impl_->entries.front().ctx.get();
+}
+const std::shared_ptr<TicketKeys>& Context::ticket_keys() const {
+    return impl_->keys;
+}
+const Settings& Context::settings() const {
+    return impl_->settings;
+}
 
 std::vector<std::string> Context::describe() const {
     std::vector<std::string> lines;

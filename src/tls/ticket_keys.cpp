@@ -19,7 +19,9 @@ TicketKey fresh_key() {
     return k;
 }
 
-void wipe(TicketKey& k) { OPENSSL_cleanse(&k, sizeof k); }
+void wipe(TicketKey& k) {
+    OPENSSL_cleanse(&k, sizeof k);
+}
 
 }  // namespace
 

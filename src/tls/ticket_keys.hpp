@@ -14,9 +14,9 @@
 namespace rivet::tls {
 
 struct TicketKey {
-    uint8_t name[16];       // sent in clear in the ticket, to find the key again
-    uint8_t aes_key[32];    // AES-256-CBC
-    uint8_t hmac_key[32];   // HMAC-SHA256
+    uint8_t name[16];      // sent in clear in the ticket, to find the key again
+    uint8_t aes_key[32];   // AES-256-CBC
+    uint8_t hmac_key[32];  // HMAC-SHA256
 };
 
 class TicketKeys {

@@ -19,6 +19,12 @@ std::string drain_errors() {
     return text;
 }
 
+// Counts the sessions the server gives the client (the Handshake is the SSL's app data).
+int on_new_session(SSL* ssl, SSL_SESSION*) {
+    static_cast<Handshake*>(SSL_get_app_data(ssl))->sessions_sent++;
+    return 0;  // not kept: Handshake::session is taken at the end
+}
+
 // One step of one side: true when it finished or waits for the other; false (with the error)
 // when it failed.
 bool step(SSL* ssl, bool& done, std::string& error) {
@@ -47,18 +53,21 @@ Handshake handshake(const Context& context, const Client& c) {
     Handshake h;
     ERR_clear_error();
     std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> cctx(SSL_CTX_new(TLS_client_method()),
-                                                            SSL_CTX_free);
+                                                           SSL_CTX_free);
     // The client's own floor would hide the server's: let it offer TLS 1.0 and 1.1 too.
     SSL_CTX_set_security_level(cctx.get(), 0);
     SSL_CTX_set_min_proto_version(cctx.get(), c.min_version ? c.min_version : TLS1_VERSION);
     if (c.max_version) SSL_CTX_set_max_proto_version(cctx.get(), c.max_version);
     if (!c.ciphers.empty()) SSL_CTX_set_cipher_list(cctx.get(), c.ciphers.c_str());
+    SSL_CTX_set_session_cache_mode(cctx.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_sess_set_new_cb(cctx.get(), on_new_session);
     if (c.verify) {
         SSL_CTX_load_verify_locations(cctx.get(), test_certificates().ca_file.c_str(), nullptr);
         SSL_CTX_set_verify(cctx.get(), SSL_VERIFY_PEER, nullptr);
     }
     std::unique_ptr<SSL, decltype(&SSL_free)> client(SSL_new(cctx.get()), SSL_free);
     std::unique_ptr<SSL, decltype(&SSL_free)> server(SSL_new(context.default_ctx()), SSL_free);
+    SSL_set_app_data(client.get(), &h);
     SSL_set_connect_state(client.get());
     SSL_set_accept_state(server.get());
     if (!c.sni.empty()) {
@@ -108,6 +117,15 @@ Handshake handshake(const Context& context, const Client& c) {
     h.reused = SSL_session_reused(server.get()) == 1;
     h.session.reset(SSL_get1_session(client.get()));
     h.has_ticket = h.session && SSL_SESSION_has_ticket(h.session.get());
+    if (c.renegotiate && SSL_renegotiate(client.get()) == 1) {
+        char buf[16];
+        for (int round = 0; round < 10; ++round) {
+            SSL_do_handshake(client.get());
+            SSL_read(server.get(), buf, sizeof buf);  // where a server meets a renegotiation
+        }
+        h.renegotiated = SSL_renegotiate_pending(client.get()) == 0;
+        h.client_error = drain_errors();
+    }
     // A clean close on both sides: OpenSSL takes an SSL freed without one for a broken
     // connection and marks its session not resumable (and drops it from the server's cache).
     SSL_shutdown(client.get());

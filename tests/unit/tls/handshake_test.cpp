@@ -104,8 +104,9 @@ TEST(TlsHandshake, ModernTls12SuitesOnly) {
     EXPECT_FALSE(h.ok);
     EXPECT_NE(h.server_error.find("no shared cipher"), std::string::npos) << h.server_error;
     // The server's preference wins over the client's order.
-    h = handshake(*context, {.max_version = TLS1_2_VERSION,
-                             .ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"});
+    h = handshake(*context,
+                  {.max_version = TLS1_2_VERSION,
+                   .ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"});
     ASSERT_TRUE(h.ok) << h.client_error;
     EXPECT_EQ(h.cipher, "ECDHE-ECDSA-AES128-GCM-SHA256");
 }
@@ -127,8 +128,7 @@ TEST(TlsHandshake, Alpn) {
     // Nothing in common: no_application_protocol.
     h = handshake(*context, {.alpn = {"h2"}});
     EXPECT_FALSE(h.ok);
-    EXPECT_NE(h.client_error.find("no application protocol"), std::string::npos)
-        << h.client_error;
+    EXPECT_NE(h.client_error.find("no application protocol"), std::string::npos) << h.client_error;
     // No ALPN offered: fine, none chosen.
     h = handshake(*context);
     ASSERT_TRUE(h.ok) << h.client_error;
@@ -145,4 +145,12 @@ TEST(TlsHandshake, AlpnInTheServersOrder) {
     h = handshake(*context, {.max_version = TLS1_2_VERSION, .alpn = {"spdy/3", "http/1.1"}});
     ASSERT_TRUE(h.ok) << h.client_error;
     EXPECT_EQ(h.alpn, "http/1.1");
+}
+
+TEST(TlsHandshake, RenegotiationIsRefused) {
+    auto context = two_hosts();
+    Handshake h = handshake(*context, {.max_version = TLS1_2_VERSION, .renegotiate = true});
+    ASSERT_TRUE(h.ok);
+    EXPECT_FALSE(h.renegotiated);
+    EXPECT_NE(h.client_error.find("no renegotiation"), std::string::npos) << h.client_error;
 }

@@ -51,6 +51,20 @@ TEST(TlsResumption, TicketsTls13) {
     }
 }
 
+TEST(TlsResumption, OneTls13TicketPerHandshake) {
+    // OpenSSL sends two by default; rivet one (see Context::load).
+    auto context = two_hosts(3600, 100);
+    Pair p = twice(*context, *context, {});
+    EXPECT_EQ(p.first.sessions_sent, 1);
+    ASSERT_TRUE(p.second.reused);
+    // Resumed with the current key: the client keeps its ticket, none is sealed (a ticket the
+    // previous key opened is renewed: RotatedKeysStillOpenTicketsForOneMoreLifetime).
+    EXPECT_EQ(p.second.sessions_sent, 0);
+    // Nothing to resume with: no ticket at all.
+    auto none = two_hosts(0, 0);
+    EXPECT_EQ(handshake(*none).sessions_sent, 0);
+}
+
 TEST(TlsResumption, TicketsTls12) {
     auto context = two_hosts(3600, 0);
     for (const char* sni : {"", "other.test"}) {
@@ -120,17 +134,18 @@ TEST(TlsResumption, RotatedKeysStillOpenTicketsForOneMoreLifetime) {
         Handshake first = handshake(*context, {.max_version = version});
         ASSERT_TRUE(first.ok);
         *now += 61;  // the key that sealed it is now the previous one
-        Handshake second = handshake(*context, {.max_version = version,
-                                                .resume = first.session.get()});
+        Handshake second =
+            handshake(*context, {.max_version = version, .resume = first.session.get()});
         EXPECT_TRUE(second.reused) << version;
+        if (version == TLS1_3_VERSION) EXPECT_EQ(second.sessions_sent, 1);
         // The server renewed the ticket with the current key: it opens after one more lifetime.
         *now += 60;
-        Handshake third = handshake(*context, {.max_version = version,
-                                               .resume = second.session.get()});
+        Handshake third =
+            handshake(*context, {.max_version = version, .resume = second.session.get()});
         EXPECT_TRUE(third.reused) << version;
         // `first`'s key is gone now.
-        Handshake stale = handshake(*context, {.max_version = version,
-                                               .resume = first.session.get()});
+        Handshake stale =
+            handshake(*context, {.max_version = version, .resume = first.session.get()});
         ASSERT_TRUE(stale.ok);
         EXPECT_FALSE(stale.reused) << version;
     }

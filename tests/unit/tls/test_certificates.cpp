@@ -46,8 +46,8 @@ Cert make(const Key& key, const char* cn, const Cert* issuer, const Key* issuer_
     X509_gmtime_adj(X509_getm_notAfter(x), not_after_s);
     X509_set_pubkey(x, key.p.get());
     X509_NAME* name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                               reinterpret_cast<const unsigned char*>(cn), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn),
+                               -1, -1, 0);
     X509* signer = issuer ? issuer->p.get() : x;
     X509_set_issuer_name(x, X509_get_subject_name(signer));
     add_ext(x, signer, NID_subject_key_identifier, "hash");
@@ -101,11 +101,12 @@ void make_all(TestCertificates& t) {
     Cert ca = make(ca_key, "rivet test root", nullptr, nullptr, true, nullptr, -kDay, 30 * kDay);
     Cert mid = make(mid_key, "rivet test intermediate", &ca, &ca_key, true, nullptr);
     Cert local = make(local_key, "localhost", &mid, &mid_key, false, "DNS:localhost,IP:127.0.0.1");
-    Cert other = make(other_key, "other.test", &mid, &mid_key, false, "DNS:other.test,DNS:*.wild.test");
+    Cert other =
+        make(other_key, "other.test", &mid, &mid_key, false, "DNS:other.test,DNS:*.wild.test");
     Cert old = make(old_key, "expired.test", &mid, &mid_key, false, "DNS:expired.test", -10 * kDay,
                     -2 * kDay);
-    Cert later = make(later_key, "later.test", &mid, &mid_key, false, "DNS:later.test", 2 * kDay,
-                      30 * kDay);
+    Cert later =
+        make(later_key, "later.test", &mid, &mid_key, false, "DNS:later.test", 2 * kDay, 30 * kDay);
     Cert cn = make(cn_key, "cn.test", &mid, &mid_key, false, nullptr);
 
     t.ca_file = at("ca.pem");

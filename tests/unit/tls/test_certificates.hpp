@@ -17,9 +17,9 @@ struct TestCertificates {
     CertificateFiles not_yet;     // "later.test", notBefore in two days
     CertificateFiles mismatched;  // localhost's certificate with another key
     CertificateFiles out_of_order;  // localhost's chain, the intermediate first
-    CertificateFiles cn_only;     // no subjectAltName, CN "cn.test"
-    std::string not_pem;          // a file of text that is no PEM
-    std::string missing;          // a path that does not exist
+    CertificateFiles cn_only;       // no subjectAltName, CN "cn.test"
+    std::string not_pem;            // a file of text that is no PEM
+    std::string missing;            // a path that does not exist
 };
 
 // Made once per test program.

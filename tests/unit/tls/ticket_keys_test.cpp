@@ -13,7 +13,9 @@ using rivet::tls::TicketKeys;
 
 namespace {
 
-bool same(const TicketKey& a, const TicketKey& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same(const TicketKey& a, const TicketKey& b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 }  // namespace
 
