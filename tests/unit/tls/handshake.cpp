@@ -59,6 +59,7 @@ Handshake handshake(const Context& context, const Client& c) {
     SSL_CTX_set_min_proto_version(cctx.get(), c.min_version ? c.min_version : TLS1_VERSION);
     if (c.max_version) SSL_CTX_set_max_proto_version(cctx.get(), c.max_version);
     if (!c.ciphers.empty()) SSL_CTX_set_cipher_list(cctx.get(), c.ciphers.c_str());
+    if (!c.groups.empty()) SSL_CTX_set1_groups_list(cctx.get(), c.groups.c_str());
     SSL_CTX_set_session_cache_mode(cctx.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
     SSL_CTX_sess_set_new_cb(cctx.get(), on_new_session);
     if (c.verify) {

@@ -24,6 +24,7 @@ struct Client {
     int max_version = 0;
     std::vector<std::string> alpn;  // empty: no ALPN offered
     std::string ciphers;            // TLS 1.2 list; empty: OpenSSL's default
+    std::string groups;             // key exchange groups; empty: OpenSSL's default
     SSL_SESSION* resume = nullptr;  // a session of an earlier handshake to resume
     bool verify = true;             // verify the chain against the test CA (and the SNI name)
     bool renegotiate = false;       // TLS 1.2: ask for a second handshake once done

@@ -59,6 +59,19 @@ TEST(TlsHandshake, SniChoosesTheCertificate) {
     EXPECT_EQ(h.version, "TLSv1.2");
 }
 
+TEST(TlsHandshake, AnExactNameWinsOverAWildcard) {
+    const auto& t = test_certificates();
+    Settings s;
+    s.certificates = {t.localhost, t.other, t.api_wild};  // the wildcard comes first
+    auto context = Context::load(s);
+    Handshake h = handshake(*context, {.sni = "api.wild.test"});
+    ASSERT_TRUE(h.ok) << h.client_error;
+    EXPECT_EQ(h.peer_cn, "api.wild.test");
+    h = handshake(*context, {.sni = "www.wild.test"});
+    ASSERT_TRUE(h.ok) << h.client_error;
+    EXPECT_EQ(h.peer_cn, "other.test");
+}
+
 TEST(TlsHandshake, DefaultFirstOrderDecides) {
     const auto& t = test_certificates();
     Settings s;
@@ -153,4 +166,30 @@ TEST(TlsHandshake, RenegotiationIsRefused) {
     ASSERT_TRUE(h.ok);
     EXPECT_FALSE(h.renegotiated);
     EXPECT_NE(h.client_error.find("no renegotiation"), std::string::npos) << h.client_error;
+}
+
+TEST(TlsHandshake, KeyExchangeGroups) {
+    auto context = two_hosts();
+    // (TLS 1.3 only: in TLS 1.2 the groups also name the curves the client takes for ECDSA
+    // certificates, and the test certificates are P-256.)
+    Handshake h = handshake(*context, {.groups = "P-384"});
+    EXPECT_TRUE(h.ok) << h.client_error;
+    for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+        h = handshake(*context, {.max_version = version, .groups = "X448:P-521"});
+        EXPECT_FALSE(h.ok) << version;
+    }
+}
+
+TEST(TlsHandshake, ProfileOnTheContext) {
+    auto context = two_hosts();
+    SSL_CTX* ctx = context->default_ctx();
+    uint64_t options = SSL_CTX_get_options(ctx);
+    EXPECT_TRUE(options & SSL_OP_NO_COMPRESSION);
+    EXPECT_TRUE(options & SSL_OP_NO_RENEGOTIATION);
+    EXPECT_TRUE(options & SSL_OP_CIPHER_SERVER_PREFERENCE);
+    EXPECT_FALSE(options & SSL_OP_NO_TICKET);
+    EXPECT_TRUE(SSL_CTX_get_mode(ctx) & SSL_MODE_RELEASE_BUFFERS);
+    Settings s;
+    s.ticket_key_lifetime_s = 0;
+    EXPECT_TRUE(SSL_CTX_get_options(two_hosts(s)->default_ctx()) & SSL_OP_NO_TICKET);
 }

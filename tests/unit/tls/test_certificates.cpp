@@ -97,12 +97,13 @@ void make_all(TestCertificates& t) {
     t.dir = tmpl;
     auto at = [&](const char* name) { return t.dir + "/" + name; };
 
-    Key ca_key, mid_key, local_key, other_key, old_key, later_key, cn_key, stray_key;
+    Key ca_key, mid_key, local_key, other_key, api_key, old_key, later_key, cn_key, stray_key;
     Cert ca = make(ca_key, "rivet test root", nullptr, nullptr, true, nullptr, -kDay, 30 * kDay);
     Cert mid = make(mid_key, "rivet test intermediate", &ca, &ca_key, true, nullptr);
     Cert local = make(local_key, "localhost", &mid, &mid_key, false, "DNS:localhost,IP:127.0.0.1");
     Cert other =
         make(other_key, "other.test", &mid, &mid_key, false, "DNS:other.test,DNS:*.wild.test");
+    Cert api = make(api_key, "api.wild.test", &mid, &mid_key, false, "DNS:api.wild.test");
     Cert old = make(old_key, "expired.test", &mid, &mid_key, false, "DNS:expired.test", -10 * kDay,
                     -2 * kDay);
     Cert later =
@@ -119,6 +120,7 @@ void make_all(TestCertificates& t) {
     };
     t.localhost = pair("localhost", {&local, &mid}, local_key);
     t.other = pair("other", {&other, &mid}, other_key);
+    t.api_wild = pair("api_wild", {&api, &mid}, api_key);
     t.expired = pair("expired", {&old, &mid}, old_key);
     t.not_yet = pair("later", {&later, &mid}, later_key);
     t.mismatched = pair("mismatched", {&local, &mid}, stray_key);

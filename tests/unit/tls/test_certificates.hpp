@@ -13,6 +13,7 @@ struct TestCertificates {
     std::string ca_file;          // the root CA: what clients trust
     CertificateFiles localhost;   // "localhost" + IP 127.0.0.1, signed by the intermediate; chain
     CertificateFiles other;       // "other.test" + "*.wild.test", signed by the intermediate; chain
+    CertificateFiles api_wild;    // "api.wild.test", a name "other" covers by its wildcard
     CertificateFiles expired;     // "expired.test", notAfter two days ago
     CertificateFiles not_yet;     // "later.test", notBefore in two days
     CertificateFiles mismatched;  // localhost's certificate with another key
