@@ -16,8 +16,8 @@ std::vector<std::string> check_tls_files(const TlsOptions& options) {
     if (options.certificates.empty()) return {};
 #ifdef RIVET_TLS_CHECK_WIRED
     try {
-        return tls::check(app::to_tls_settings(options));
-    } catch (const std::exception& e) {  // a value the conversion refuses
+        return tls::check(app::tls_settings(options));
+    } catch (const std::exception& e) {  // a value tls_settings refuses (std::invalid_argument)
         return {e.what()};
     }
 #else
