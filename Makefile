@@ -5,6 +5,7 @@ BUILD_FUZZ ?= build-fuzz
 BUILD_TSAN ?= build-tsan
 JOBS ?= $(shell nproc)
 PORT ?= 8080
+TLS_PORT ?= 8443
 FUZZ_SECONDS ?= 60
 
 .PHONY: all setup build run image test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
@@ -20,8 +21,12 @@ $(BUILD)/build.ninja:
 build: setup $(BUILD)/build.ninja
 	@ninja -C $(BUILD) -j $(JOBS)
 
+# http://localhost:$(PORT) and https://localhost:$(TLS_PORT), the latter on a self-signed
+# certificate for localhost made at the first run into $(BUILD)/demo-tls (scripts/demo_cert.sh).
 run: build
-	./$(BUILD)/rivet --port $(PORT) --root public
+	@bash scripts/demo_cert.sh $(BUILD)/demo-tls $(TLS_PORT)
+	./$(BUILD)/rivet --port $(PORT) --root public --tls-port $(TLS_PORT) \
+	  --tls-cert $(BUILD)/demo-tls/cert.pem --tls-key $(BUILD)/demo-tls/key.pem
 
 # The container image of build/rivet, FROM scratch (no base image to pull): tagged rivet:VERSION
 # and rivet:latest. Needs a running Docker daemon (or IMAGE_TOOL=podman); docs/OPERATIONS.md.

@@ -31,6 +31,7 @@
 #include <rivet/response.hpp>
 #include <rivet/static_files.hpp>
 #include <rivet/task.hpp>
+#include <rivet/tls.hpp>
 
 namespace rivet {
 
@@ -70,6 +71,11 @@ struct RunOptions {
     // throw std::invalid_argument naming it. Both change only at a restart.
     bool proxy_protocol = false;
     std::vector<std::string> proxy_trusted;
+    // HTTPS on a second listener (rivet/tls.hpp); off while tls.certificates is empty. A bad
+    // value makes start() throw std::invalid_argument, a certificate that does not load
+    // std::runtime_error. SIGHUP re-reads the certificate files; TLS cannot be turned on or off
+    // then, nor its port moved.
+    TlsOptions tls;
     bool quiet = false;     // no "listening on" line
     OperationsOptions ops;  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
@@ -88,6 +94,8 @@ struct RunOptions {
     // The same for the admin listener; needs ops.admin.admin_port set (its value is then
     // unused: the socket's own port counts).
     std::vector<int> admin_listen_fds;
+    // The same for the TLS listener; needs tls.certificates (tls.port is then unused).
+    std::vector<int> tls_listen_fds;
     // run() calls this on SIGUSR2, on its own thread (e.g. to start a new binary that inherits
     // listening_fds()); without it, SIGUSR2 is logged and ignored.
     std::function<void()> on_upgrade;

@@ -13,10 +13,15 @@
 
 namespace rivet::engine {
 
-Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer)
+Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer, bool tls)
     : owner_(owner), fd_(fd), id_(id) {
     set_peer(peer);
-    if (owner_.config().proxy_protocol) expect_proxy_header(peer);
+    if (tls) {
+        tls_ = std::make_unique<TlsState>(owner_.config().tls);
+        phase_ = Phase::Handshake;  // timed from the accept, handshake_ms
+    } else if (owner_.config().proxy_protocol) {
+        expect_proxy_header(peer);
+    }
     head_started_ms_ = owner_.loop().now_ms();
     interest_ = net::kReadable;
     arm_timer();
@@ -54,12 +59,8 @@ unsigned Connection::loop_index() const {
     return owner_.index();
 }
 
-TlsFacts Connection::tls_facts() const {
-    return {};
-}
-
 bool Connection::idle() const {
-    return in_.empty() && out_.empty() && !owes();
+    return in_.empty() && !unsent() && !owes();
 }
 
 Connection::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes, BodyReader&& r)
@@ -95,7 +96,7 @@ void Connection::on_readable() {
         return kicked();
     }
     if (phase_ != Phase::Head && phase_ != Phase::Body && phase_ != Phase::Stream &&
-        phase_ != Phase::ProxyHeader)
+        phase_ != Phase::ProxyHeader && phase_ != Phase::Handshake)
         return;
     // What the read below learns about the socket holds only until this call returns.
     struct Forget {
@@ -124,8 +125,7 @@ void Connection::on_readable() {
         buf = in_.data();
         room = IoThread::kReadBufferSize;
     }
-    ssize_t n = read(fd_, buf + have, room);
-    input_drained_ = n >= 0 && size_t(n) < room;
+    ssize_t n = receive(buf + have, room);
     if (!shared)
         in_.resize(have + size_t(n > 0 ? n : 0));
     else if (n <= 0 && have > 0)
@@ -134,9 +134,9 @@ void Connection::on_readable() {
         if (errno != EAGAIN && errno != EINTR) close_now();
         return;
     }
+    if (phase_ == Phase::Closed) return;
     if (n == 0) return on_peer_eof();
 
-    LoopStats::bump(owner_.stats().bytes_in, uint64_t(n));
     const size_t total = have + size_t(n);
     const size_t used = serve_input(buf, total);
     if (phase_ == Phase::Closed) return;
@@ -150,7 +150,7 @@ void Connection::on_peer_eof() {
     // The client sent all it will; answer what it asked, then close.
     peer_eof_ = true;
     // Half a request can never be finished now: unless answers are owed, close at once.
-    if (out_.empty() && !owes()) return close_now();
+    if (!unsent() && !owes()) return close_now();
     // An answer still being worked on (a Deferred) is abandoned, as nginx treats a client's EOF
     // while its request waits (499): the client went away, so the work stops. What is already
     // answered would be lost with it, which a client that half-closes risks only while a
@@ -327,7 +327,8 @@ void Connection::end_reading() {
     if (phase_ == Phase::Body || phase_ == Phase::BodyWait) body_.reset();
     drop_upload("the request was answered before its body ended");
     if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::BodyWait ||
-        phase_ == Phase::Stream || phase_ == Phase::Paused || phase_ == Phase::ProxyHeader)
+        phase_ == Phase::Stream || phase_ == Phase::Paused || phase_ == Phase::ProxyHeader ||
+        phase_ == Phase::Handshake)
         phase_ = Phase::Closing;
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <cstdint>
 
 #include <deque>
@@ -25,10 +26,12 @@
 #include "engine/body_reader.hpp"
 #include "engine/body_source.hpp"
 #include "engine/exchange.hpp"
+#include "engine/loop_stats.hpp"
 #include "engine/reply.hpp"
 #include "http/response_writer.hpp"
 #include "net/loop.hpp"
 #include "net/timer_wheel.hpp"
+#include "tls/session.hpp"
 
 namespace rivet::engine {
 
@@ -37,6 +40,9 @@ class IoThread;
 class Connection final : public net::IoHandler, public net::Timer {
 public:
     enum class Phase : uint8_t {
+        // Accepted on a TLS listener: the handshake runs before anything is read as HTTP
+        // (connection_tls.cpp); bytes that are not TLS end it (plain HTTP: 400).
+        Handshake,
         // A trusted proxy may send a PROXY protocol header first (connection_proxy.cpp).
         ProxyHeader,
         Head,       // reading a request head (an idle keep-alive connection too)
@@ -50,7 +56,9 @@ public:
         Closed,
     };
 
-    Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer);
+    // `tls`: accepted on a TLS listener (the loop's config().tls is the context).
+    Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer,
+               bool tls = false);
     ~Connection();
     // Right after the accept: serves what already arrived, then registers with the loop if the
     // connection is still open. May close (and retire) the connection before it returns.
@@ -138,6 +146,28 @@ private:
     void on_io(uint32_t events) override;
     void on_timeout() override;
 
+    // TLS (connection_tls.cpp): every byte to and from the socket passes here. A TLS
+    // connection's records are made from the plaintext output as the socket takes them; those
+    // the socket did not take wait in the backlog, which empties before more are made.
+    struct TlsState {
+        explicit TlsState(std::shared_ptr<const tls::Context> context)
+            : session(std::move(context)) {}
+        tls::Session session;
+        std::string backlog;
+        bool first_read = true;
+    };
+    ssize_t receive(char* buf, size_t room);  // as read(2), plaintext; sets input_drained_
+    ssize_t receive_tls(char* buf, size_t room);
+    ssize_t send_bytes(const char* data, size_t len, int flags);  // as send(2), plaintext
+    bool send_tls_backlog();  // false: some still waits (or the connection closed)
+    void send_tls_output(std::string& out);
+    void finish_handshake();
+    void refuse_not_tls(const char* data);
+    void tls_failed(TlsFailure why);
+    void send_close_notify();
+    // Output not yet taken by the socket: the plaintext, or TLS records made from it.
+    bool unsent() const { return !out_.empty() || (tls_ && !tls_->backlog.empty()); }
+
     // The PROXY protocol header (connection_proxy.cpp).
     void set_peer(const sockaddr_storage& peer);
     void expect_proxy_header(const sockaddr_storage& peer);
@@ -211,6 +241,7 @@ private:
     std::unique_ptr<BodyInProgress> body_;
     std::shared_ptr<BodyStream> upload_;  // Phase::Stream: the body the handler pulls
     std::unique_ptr<Pending> pending_;
+    std::unique_ptr<TlsState> tls_;  // null: a plain connection
 
     uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
     uint8_t peer_bytes_[16] = {};

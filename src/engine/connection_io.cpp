@@ -15,9 +15,12 @@ namespace rivet::engine {
 void Connection::flush() {
     if (phase_ == Phase::Closed) return;
     std::string& shared = owner_.write_buffer();
+    // TLS records made earlier go first; while some wait, send_bytes() takes no more plaintext.
+    if (tls_ && !tls_->backlog.empty()) send_tls_backlog();
+    if (phase_ == Phase::Closed) return;
     for (;;) {
         if (!out_.empty()) {
-            ssize_t n = send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+            ssize_t n = send_bytes(out_.data() + out_sent_, out_.size() - out_sent_, 0);
             if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR) break;
                 return close_now();
@@ -40,9 +43,9 @@ void Connection::flush() {
             // The connection's last answer: MSG_MORE holds it in the socket for the close (or
             // shutdown) that after_flush() makes in this same call, whose FIN then leaves in
             // the same segment: one packet and one ACK fewer per short connection.
-            int flags = MSG_NOSIGNAL;
+            int flags = 0;
             if (phase_ == Phase::Closing && !owes()) flags |= MSG_MORE;
-            ssize_t n = send(fd_, shared.data(), shared.size(), flags);
+            ssize_t n = send_bytes(shared.data(), shared.size(), flags);
             if (n < 0 && errno != EAGAIN && errno != EINTR) {
                 shared.clear();
                 return close_now();
@@ -79,12 +82,22 @@ void Connection::flush() {
 // Sends up to a few hundred KiB of the file body; the rest waits for the next writable turn, so
 // one large download cannot hold the loop. Returns whether the socket may take more now.
 bool Connection::send_file_piece() {
-    constexpr size_t kPiece = 256 * 1024;
     auto& f = pending_->file;
-    off_t offset = off_t(f.offset);
-    ssize_t n = sendfile(fd_, f.fd, &offset, std::min<uint64_t>(f.length, kPiece));
+    // Over TLS (no kernel TLS here) the piece is read into the loop's buffer and leaves as
+    // records: never more of the file in memory than one piece.
+    const size_t piece = tls_ ? IoThread::kReadBufferSize : size_t(256 * 1024);
+    ssize_t n;
+    if (tls_) {
+        if (!tls_->backlog.empty()) return false;  // the socket has not taken the last piece
+        n = pread(f.fd, owner_.tls_read_buffer(), std::min<uint64_t>(f.length, piece),
+                  off_t(f.offset));
+        if (n > 0 && send_bytes(owner_.tls_read_buffer(), size_t(n), 0) != n) n = -1;
+    } else {
+        off_t offset = off_t(f.offset);
+        n = sendfile(fd_, f.fd, &offset, std::min<uint64_t>(f.length, piece));
+    }
     if (n < 0) {
-        if (errno == EAGAIN || errno == EINTR) return false;
+        if (!tls_ && (errno == EAGAIN || errno == EINTR)) return false;
         close_now();
         return false;
     }
@@ -96,7 +109,8 @@ bool Connection::send_file_piece() {
     f.offset += uint64_t(n);
     write_progress_ms_ = owner_.loop().now_ms();
     f.length -= uint64_t(n);
-    if (f.length > 0) return size_t(n) == kPiece && ++body_pieces_this_flush_ < kBodyPiecesPerFlush;
+    const bool socket_took_all = tls_ ? tls_->backlog.empty() : size_t(n) == piece;
+    if (f.length > 0) return socket_took_all && ++body_pieces_this_flush_ < kBodyPiecesPerFlush;
     pending_->file = {};
     if (pending_->body_ends_connection) end_reading();
     release_ready_slots();
@@ -108,7 +122,7 @@ bool Connection::send_file_piece() {
 void Connection::after_flush() {
     if (phase_ == Phase::Closed) return;
     body_pieces_this_flush_ = 0;
-    const bool done = out_.empty() && !owes();
+    const bool done = !unsent() && !owes();
     if (done && (phase_ == Phase::Closing || peer_eof_)) return begin_close();
     if (done && in_.empty() && owner_.draining()) return begin_close();
     if (phase_ == Phase::Body && body_->continue_owed && !owes()) {
@@ -131,11 +145,11 @@ void Connection::after_flush() {
 void Connection::update_interest() {
     uint8_t want = 0;
     if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::Lingering ||
-        phase_ == Phase::ProxyHeader)
+        phase_ == Phase::ProxyHeader || phase_ == Phase::Handshake)
         want |= net::kReadable;
     // A streamed body is read only while its handler asks and nothing is buffered.
     if (phase_ == Phase::Stream && upload_->waiting && in_.empty()) want |= net::kReadable;
-    if (!out_.empty() || sending_body()) want |= net::kWritable;
+    if (unsent() || sending_body()) want |= net::kWritable;
     if (want != interest_) {
         interest_ = want;
         if (registered_) owner_.loop().modify(fd_, want, this);  // else start() adds it so
@@ -147,7 +161,13 @@ void Connection::arm_timer() {
     auto& timers = owner_.loop().timers();
     uint64_t now = owner_.loop().now_ms();
     if (phase_ == Phase::Lingering) return timers.schedule(*this, cfg.linger_ms);
-    if (!out_.empty() || sending_body()) {
+    if (phase_ == Phase::Handshake) {
+        // From the accept, whatever the client sends meanwhile: a slow handshake cannot hold
+        // the connection past it.
+        uint64_t deadline = head_started_ms_ + cfg.handshake_ms;
+        return timers.schedule(*this, deadline > now ? deadline - now : 0);
+    }
+    if (unsent() || sending_body()) {
         // Counted from the last write that moved bytes: input from a client that never reads
         // must not keep the connection (and its unsent output) alive.
         uint64_t deadline = write_progress_ms_ + cfg.write_ms;
@@ -168,7 +188,8 @@ void Connection::arm_timer() {
 }
 
 void Connection::on_timeout() {
-    // Header, body, idle, write or linger time is up: close quietly, as nginx does.
+    // Handshake, header, body, idle, write or linger time is up: close quietly, as nginx does.
+    if (phase_ == Phase::Handshake) tls_failed(TlsFailure::Timeout);
     close_now();
 }
 
@@ -182,12 +203,14 @@ void Connection::begin_close() {
             // The last answer may still wait in the socket (MSG_MORE): send it with the FIN
             // first. Input can have arrived since the check (the handler ran after the read),
             // and close() with unread input sends a RST and discards what is still unsent.
+            send_close_notify();
             shutdown(fd_, SHUT_WR);
             return close_now();
         }
     }
     // Unread input is still arriving: closing now would answer it with a RST that can destroy
     // the response we just sent. Shut our side, read and drop until the client closes.
+    send_close_notify();
     shutdown(fd_, SHUT_WR);
     phase_ = Phase::Lingering;
     body_.reset();

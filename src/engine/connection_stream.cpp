@@ -104,7 +104,7 @@ void Connection::kicked() {
 }
 
 bool Connection::answers_owed_before_upload() const {
-    if (!out_.empty() || sending_body()) return true;
+    if (unsent() || sending_body()) return true;
     if (!pending_ || pending_->slots.empty()) return false;
     return pending_->slots.front().sequence != upload_->answer_slot;
 }

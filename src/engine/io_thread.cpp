@@ -12,11 +12,11 @@
 namespace rivet::engine {
 
 IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
-                   std::vector<int> listen_fds, BodyBudget* budget)
+                   std::vector<int> listen_fds, BodyBudget* budget, std::vector<int> tls_listen_fds)
     : index_(index),
       config_(config),
       app_(app),
-      listeners_(listen_fds.size()),
+      listeners_(listen_fds.size() + tls_listen_fds.size()),
       read_buffer_(new char[kReadBufferSize]),
       headers_(config.limits.max_headers),
       parser_limits_(engine::parser_limits(config.limits)) {
@@ -35,7 +35,9 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
     write_buffer_.reserve(64 * 1024);
     for (size_t i = 0; i < listeners_.size(); ++i) {
         listeners_[i].owner = this;
-        listeners_[i].fd = listen_fds[i];
+        listeners_[i].tls = i >= listen_fds.size();
+        listeners_[i].fd =
+            listeners_[i].tls ? tls_listen_fds[i - listen_fds.size()] : listen_fds[i];
         loop_.add(listeners_[i].fd, net::kReadable, &listeners_[i]);
     }
     loop_.on_turn_end([this] {
@@ -88,7 +90,7 @@ void IoThread::accept_pending(const Listener& l) {
                 end_descriptor_pause();  // all that waited is accepted: the shortage is over
             return;
         }
-        adopt(fd, peer.addr);
+        adopt(fd, peer.addr, l.tls);
     }
 }
 
@@ -119,9 +121,14 @@ void IoThread::end_descriptor_pause() {
     shortage_ = {};
 }
 
-void IoThread::adopt(int fd, const sockaddr_storage& peer) {
+char* IoThread::tls_read_buffer() {
+    if (!tls_read_buffer_) tls_read_buffer_.reset(new char[kReadBufferSize]);
+    return tls_read_buffer_.get();
+}
+
+void IoThread::adopt(int fd, const sockaddr_storage& peer, bool tls) {
     if (size_t(fd) >= by_fd_.size()) by_fd_.resize(size_t(fd) * 2 + 64, nullptr);
-    Connection* c = new Connection(*this, fd, next_connection_id_++, peer);
+    Connection* c = new Connection(*this, fd, next_connection_id_++, peer, tls);
     by_fd_[fd] = c;
     ++open_;
     LoopStats::bump(stats_.accepted);
@@ -232,6 +239,10 @@ void IoThread::reconfigure(const ServerConfig& config) {
         config_.proxy_protocol = kept.proxy_protocol;
         config_.proxy_trusted = std::move(kept.proxy_trusted);
         config_.listen_fds = std::move(kept.listen_fds);
+        // New certificates (a reload) for new handshakes; TLS is not turned off by one.
+        if (!config_.tls) config_.tls = std::move(kept.tls);
+        config_.tls_port = kept.tls_port;
+        config_.tls_listen_fds = std::move(kept.tls_listen_fds);
         headers_.resize(config_.limits.max_headers);  // no parse is in progress here
         budget_->set_limit(config_.limits.max_buffered_bodies);
         parser_limits_ = engine::parser_limits(config_.limits);

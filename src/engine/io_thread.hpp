@@ -31,9 +31,11 @@ public:
     // The loop owns `listen_fds` and accepts from each. None: a loop without a listener serves
     // only what adopt() hands it (tests drive connections over socketpairs that way). `budget`:
     // the server's, shared by its loops and outliving them; null: the loop has one of its own
-    // (limits.max_buffered_bodies).
+    // (limits.max_buffered_bodies). `tls_listen_fds`: listeners whose connections are TLS
+    // (config.tls is their context).
     IoThread(unsigned index, const ServerConfig& config, Application& app,
-             std::vector<int> listen_fds, BodyBudget* budget = nullptr);
+             std::vector<int> listen_fds, BodyBudget* budget = nullptr,
+             std::vector<int> tls_listen_fds = {});
     ~IoThread();
 
     void start();  // runs the loop on a new thread
@@ -52,7 +54,8 @@ public:
     void reconfigure(const ServerConfig& config);
     // Serves an already-connected, non-blocking socket as a new connection; on this loop's
     // thread (loop().post from elsewhere). The one way connections are born: accepting uses it.
-    void adopt(int fd, const sockaddr_storage& peer);
+    // `tls`: the connection starts with a TLS handshake (config().tls must be set).
+    void adopt(int fd, const sockaddr_storage& peer, bool tls = false);
 
     // --- used by connections, on this thread ---
     net::Loop& loop() { return loop_; }
@@ -76,6 +79,10 @@ public:
     char* read_buffer() { return read_buffer_.get(); }
     static constexpr size_t kReadBufferSize = 64 * 1024;
     std::string& write_buffer() { return write_buffer_; }
+    // TLS connections' ciphertext: what one read took from a socket (also a file piece on its
+    // way into records), and the records one write makes. Allocated with the first use.
+    char* tls_read_buffer();
+    std::string& tls_write_buffer() { return tls_write_buffer_; }
     std::span<http::Header> header_storage() { return headers_; }
 
     void connection_closed(Connection* c);
@@ -87,6 +94,7 @@ private:
     struct Listener final : net::IoHandler {
         IoThread* owner = nullptr;
         int fd = -1;
+        bool tls = false;  // its connections start with a TLS handshake
         void on_io(uint32_t events) override;
     };
     void accept_pending();  // from every listener
@@ -117,6 +125,8 @@ private:
 
     std::unique_ptr<char[]> read_buffer_;
     std::string write_buffer_;
+    std::unique_ptr<char[]> tls_read_buffer_;
+    std::string tls_write_buffer_;
     std::vector<http::Header> headers_;
     http::ParserLimits parser_limits_;  // config_.limits as the parser takes them
 

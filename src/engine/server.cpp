@@ -12,38 +12,58 @@ namespace rivet::engine {
 Server::Server(ServerConfig config, Application& app)
     : config_(std::move(config)), app_(app), budget_(config_.limits.max_buffered_bodies) {
     if (config_.threads == 0) config_.threads = std::max(1u, std::thread::hardware_concurrency());
-    open_listeners();
+    const bool inherited = !config_.listen_fds.empty();
+    listen_fds_ = open_listeners(config_.port, config_.listen_fds, port_);
+    if (inherited) config_.host = net::local_address(listen_fds_[0]);
+    if (config_.tls) {
+        try {
+            tls_listen_fds_ = open_listeners(config_.tls_port, config_.tls_listen_fds, tls_port_);
+        } catch (...) {
+            for (int fd : listen_fds_) close(fd);
+            throw;
+        }
+    }
     // Loop i accepts from sockets i, i + threads, ...: every socket has a loop (one closed
     // unaccepted would reset the connections queued on it), and each loop has one at least.
-    std::vector<std::vector<int>> mine(config_.threads);
+    std::vector<std::vector<int>> mine(config_.threads), mine_tls(config_.threads);
     for (size_t i = 0; i < listen_fds_.size(); ++i)
         mine[i % config_.threads].push_back(listen_fds_[i]);
+    for (size_t i = 0; i < tls_listen_fds_.size(); ++i)
+        mine_tls[i % config_.threads].push_back(tls_listen_fds_[i]);
     for (unsigned i = 0; i < config_.threads; ++i)
-        threads_.push_back(std::make_unique<IoThread>(i, config_, app_, mine[i], &budget_));
+        threads_.push_back(
+            std::make_unique<IoThread>(i, config_, app_, mine[i], &budget_, mine_tls[i]));
 }
 
-void Server::open_listeners() {
-    if (config_.listen_fds.empty()) {
+// The listening sockets of one port: one per loop, or the inherited ones (and more beside them
+// for loops left without). `port` is set to the bound port.
+std::vector<int> Server::open_listeners(uint16_t wanted, const std::vector<int>& inherited,
+                                        uint16_t& port) {
+    std::vector<int> fds;
+    if (inherited.empty()) {
         // One listening socket per loop, all on one port; that port must be nobody else's, or
         // SO_REUSEPORT would quietly split its traffic with another server.
-        port_ = net::claim_port(config_.host, config_.port);
-        for (unsigned i = 0; i < config_.threads; ++i)
-            listen_fds_.push_back(net::listen_tcp(config_.host, port_, true));
-        return;
+        port = net::claim_port(config_.host, wanted);
+        try {
+            for (unsigned i = 0; i < config_.threads; ++i)
+                fds.push_back(net::listen_tcp(config_.host, port, true));
+        } catch (...) {
+            for (int fd : fds) close(fd);
+            throw;
+        }
+        return fds;
     }
     // Inherited: the port is already ours. Loops beyond the inherited sockets get their own.
-    listen_fds_ = config_.listen_fds;
-    for (int fd : listen_fds_) net::adopt_listener(fd);
-    config_.host = net::local_address(listen_fds_[0]);
-    port_ = net::local_port(listen_fds_[0]);
+    fds = inherited;
+    for (int fd : fds) net::adopt_listener(fd);
+    port = net::local_port(fds[0]);
     try {
-        while (listen_fds_.size() < config_.threads)
-            listen_fds_.push_back(net::listen_beside(listen_fds_[0]));
+        while (fds.size() < config_.threads) fds.push_back(net::listen_beside(fds[0]));
     } catch (...) {
-        for (size_t i = config_.listen_fds.size(); i < listen_fds_.size(); ++i)
-            close(listen_fds_[i]);
+        for (size_t i = inherited.size(); i < fds.size(); ++i) close(fds[i]);
         throw;
     }
+    return fds;
 }
 
 Server::~Server() {

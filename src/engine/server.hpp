@@ -24,7 +24,7 @@ public:
     Server(ServerConfig config, Application& app);
     ~Server();
 
-    uint16_t port() const { return port_; }  // the bound port (useful with port 0)
+    uint16_t port() const { return port_; }          // the bound port (useful with port 0)
     uint16_t tls_port() const { return tls_port_; }  // the TLS listeners' port; 0: none
     // The bound address: config.host, or the inherited sockets' ("127.0.0.1", "::").
     const std::string& host() const { return config_.host; }
@@ -55,7 +55,8 @@ public:
     void reconfigure(const ServerConfig& config);
 
 private:
-    void open_listeners();
+    std::vector<int> open_listeners(uint16_t wanted, const std::vector<int>& inherited,
+                                    uint16_t& port);
 
     ServerConfig config_;
     Application& app_;

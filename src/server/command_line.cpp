@@ -8,6 +8,8 @@
 
 #include <rivet/version.hpp>
 
+#include "server/tls_config.hpp"
+
 namespace rivet::server {
 
 namespace {
@@ -51,6 +53,7 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
     auto& limits = c.run.limits;
     auto& timeouts = c.run.timeouts;
     auto& ops = c.run.ops;
+    std::string tls_cert, tls_key;  // --tls-cert, --tls-key: both or neither
     std::map<std::string, Setter> options = {
         {"--config",
          [&](const std::string& v) {
@@ -186,6 +189,41 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
          [&](const std::string& v) {
              return parse_number<uint16_t>(v, 0, 65535, ops.admin.admin_port);
          }},
+        {"--tls-cert",
+         [&](const std::string& v) {
+             tls_cert = v;
+             return !v.empty();
+         }},
+        {"--tls-key",
+         [&](const std::string& v) {
+             tls_key = v;
+             return !v.empty();
+         }},
+        {"--tls-port",
+         [&](const std::string& v) { return parse_number<uint16_t>(v, 0, 65535, run.tls.port); }},
+        {"--tls-min-version",
+         [&](const std::string& v) {
+             return parse_choice<std::string>(v, {{"1.2", "1.2"}, {"1.3", "1.3"}},
+                                              run.tls.min_version);
+         }},
+        {"--hsts",
+         [&](const std::string& v) {
+             return parse_number<uint64_t>(v, 0, kMaxHstsSeconds, run.tls.hsts_max_age_s);
+         }},
+        {"--handshake-timeout",
+         [&](const std::string& v) {
+             return parse_seconds(v, kMinHandshakeTimeout, kMaxHandshakeTimeout,
+                                  timeouts.handshake_ms);
+         }},
+    };
+    // What a bad value of these should have been, after the usual "invalid value" line.
+    const std::map<std::string, std::string> expected = {
+        {"--tls-cert", "a PEM certificate file"},
+        {"--tls-key", "a PEM private key file"},
+        {"--tls-port", "a port from 0 to 65535"},
+        {"--tls-min-version", "1.2 or 1.3"},
+        {"--hsts", "whole seconds from 0 to " + std::to_string(kMaxHstsSeconds) + " (two years)"},
+        {"--handshake-timeout", "seconds from 0.001 to 3600"},
     };
     // Flags without a value.
     std::map<std::string, std::function<void()>> switches = {
@@ -195,6 +233,8 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
         {"--proxy-protocol", [&] { run.proxy_protocol = true; }},
         {"--no-admin",
          [&] { ops.admin.metrics = ops.admin.status_page = ops.admin.health = false; }},
+        {"--tls-allow-expired", [&] { run.tls.allow_expired = true; }},
+        {"--redirect-https", [&] { run.tls.redirect_http = true; }},
     };
     for (size_t i = 0; i < args.size(); ++i) {
         std::string arg = args[i];
@@ -225,9 +265,18 @@ Outcome apply_flags(const std::vector<std::string>& args, Config& c, std::string
         }
         if (!it->second(value)) {
             if (error.empty()) error = "invalid value '" + value + "' for " + arg;
+            if (auto e = expected.find(arg); e != expected.end())
+                error += ": expected " + e->second;
             return Outcome::Error;
         }
     }
+    // One pair on the command line, in place of the file's certificates.
+    if (tls_cert.empty() != tls_key.empty()) {
+        error = tls_cert.empty() ? "--tls-key needs --tls-cert (the certificate it belongs to)"
+                                 : "--tls-cert needs --tls-key (its private key)";
+        return Outcome::Error;
+    }
+    if (!tls_cert.empty()) run.tls.certificates = {{tls_cert, tls_key}};
     return Outcome::Done;
 }
 
@@ -289,6 +338,16 @@ Admin endpoints (/metrics, /status, /status.json, /healthz):
   --admin-port N    serve them on 127.0.0.1:N only, not on the main port
   --no-admin        do not serve them at all
 
+HTTPS on a second listener (docs/CONFIG.md, "tls"; the file can give several certificates):
+  --tls-cert FILE        PEM certificate (then its intermediates); needs --tls-key
+  --tls-key FILE         its PEM private key; needs --tls-cert
+  --tls-port N           HTTPS port (default 8443; 0 picks a free one)
+  --tls-min-version V    1.2 (default) or 1.3
+  --tls-allow-expired    serve a certificate past its expiry (else it is refused)
+  --redirect-https       answer plain-HTTP requests 308 to https:// (not /healthz, /metrics...)
+  --hsts S               Strict-Transport-Security: max-age=S over HTTPS; 0 = none (0)
+  --handshake-timeout S  a TLS handshake must finish within S seconds of the accept (10)
+
 In-place upgrade (docs/OPERATIONS.md): SIGUSR2 starts the binary again on the same sockets
   --pid-file PATH        write the serving process's id there (removed at exit)
   --upgrade-timeout S    a new process must serve within S seconds, else it is stopped (30)
@@ -338,6 +397,11 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     // Second pass: the flags win over the file.
     std::string ignored;
     apply_flags(args, cl, cl.error, ignored, check);
+    if (auto problem = check_tls_settings(cl); !problem.empty()) {
+        cl.action = CommandLine::Action::Error;
+        cl.error = problem;
+        return cl;
+    }
     if (check) cl.action = CommandLine::Action::CheckConfig;
     return cl;
 }

@@ -10,141 +10,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "app/ip_address.hpp"
 #include "net/ip_network.hpp"
+#include "server/config_fields.hpp"
 #include "server/json_lines.hpp"
+#include "server/tls_config.hpp"
 
 namespace rivet::server {
 
 namespace {
 
-using json = nlohmann::json;
+using namespace config_fields;
 
 constexpr size_t kMaxConfigDepth = 16;
-
-// A key's setter: checks the value's type and range, stores it, or says what is wrong.
-using Setter = std::function<std::string(const json& value, Config& config)>;
-
-struct Field {
-    const char* name;
-    Setter set;
-};
-
-struct Section {
-    const char* name;
-    std::vector<Field> fields;
-};
-
-std::string shown(const json& v) {
-    std::string s = v.dump();
-    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
-template <typename T, typename Ref>
-Field integer(const char* name, int64_t min, int64_t max, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                std::string want = "expected an integer from " + std::to_string(min) + " to " +
-                                   std::to_string(max) + ", got " + shown(v);
-                if (!v.is_number_integer()) return want;
-                bool in_range = v.is_number_unsigned()
-                                    ? v.get<uint64_t>() >= uint64_t(std::max<int64_t>(min, 0)) &&
-                                          v.get<uint64_t>() <= uint64_t(max)
-                                    : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
-                if (!in_range) return want;
-                ref(c) = T(v.get<int64_t>());
-                return {};
-            }};
-}
-
-template <typename Ref>
-Field number(const char* name, double min, double max, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                if (!v.is_number() || v.get<double>() < min || v.get<double>() > max) {
-                    std::ostringstream m;
-                    m << "expected a number from " << min << " to " << max << ", got " << shown(v);
-                    return m.str();
-                }
-                ref(c) = v.get<double>();
-                return {};
-            }};
-}
-
-// Seconds in the file (fractions allowed), milliseconds inside.
-template <typename Ref>
-Field seconds(const char* name, double min, double max, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                if (!v.is_number() || v.get<double>() < min || v.get<double>() > max) {
-                    std::ostringstream m;
-                    m << "expected seconds from " << min << " to " << max << ", got " << shown(v);
-                    return m.str();
-                }
-                ref(c) = uint64_t(std::llround(v.get<double>() * 1000));
-                return {};
-            }};
-}
-
-template <typename Ref>
-Field boolean(const char* name, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                if (!v.is_boolean()) return "expected true or false, got " + shown(v);
-                ref(c) = v.get<bool>();
-                return {};
-            }};
-}
-
-template <typename Ref>
-Field text(const char* name, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                if (!v.is_string() || v.get<std::string>().empty())
-                    return "expected a non-empty string, got " + shown(v);
-                ref(c) = v.get<std::string>();
-                return {};
-            }};
-}
-
-template <typename Ref>
-Field address(const char* name, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                app::IpAddress ip;
-                if (!v.is_string() || !app::parse_ip(v.get<std::string>(), ip))
-                    return "expected a numeric IPv4 or IPv6 address, got " + shown(v);
-                ref(c) = v.get<std::string>();
-                return {};
-            }};
-}
-
-template <typename E, typename Ref>
-Field choice(const char* name, std::vector<std::pair<const char*, E>> options, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                std::string names;
-                for (auto& [n, e] : options) {
-                    if (v.is_string() && v.get<std::string>() == n) {
-                        ref(c) = e;
-                        return {};
-                    }
-                    names += (names.empty() ? "" : ", ") + std::string("\"") + n + "\"";
-                }
-                return "expected one of " + names + ", got " + shown(v);
-            }};
-}
-
-// A list of addresses or CIDR networks.
-template <typename Ref>
-Field networks(const char* name, Ref ref) {
-    return {name, [=](const json& v, Config& c) -> std::string {
-                const std::string want = "expected a list of addresses or CIDR networks";
-                if (!v.is_array()) return want + ", got " + shown(v);
-                std::vector<std::string> items;
-                for (const auto& e : v) {
-                    app::IpNetwork n;
-                    if (!e.is_string() || !app::parse_network(e.get<std::string>(), n))
-                        return want + "; " + shown(e) + " is not one";
-                    items.push_back(e.get<std::string>());
-                }
-                ref(c) = std::move(items);
-                return {};
-            }};
-}
 
 // server.proxy_trusted: a list of addresses or networks, bounded (check_proxy_trusted).
 Field proxy_trusted(const char* name) {
@@ -163,11 +40,6 @@ Field proxy_trusted(const char* name) {
                 return {};
             }};
 }
-
-#define REF(expr)             \
-    [](Config & c) -> auto& { \
-        return c.expr;        \
-    }
 
 const std::vector<Section>& schema() {
     static const std::vector<Section> sections = {
@@ -259,6 +131,8 @@ const std::vector<Section>& schema() {
              seconds("write_timeout", 0.001, 86'400, REF(run.timeouts.write_ms)),
              seconds("drain_timeout", 0, 3'600, REF(run.timeouts.drain_ms)),
              seconds("drain_grace", 0, 3'600, REF(run.timeouts.drain_grace_ms)),
+             seconds("handshake_timeout", kMinHandshakeTimeout, kMaxHandshakeTimeout,
+                     REF(run.timeouts.handshake_ms)),
              integer<uint32_t>("max_requests_per_connection", 0, 4'294'967'295,
                                REF(run.limits.max_requests_per_connection)),
          }},
@@ -274,11 +148,10 @@ const std::vector<Section>& schema() {
              address("admin_host", REF(run.ops.admin.admin_host)),
              integer<uint16_t>("admin_port", 0, 65535, REF(run.ops.admin.admin_port)),
          }},
+        tls_section(),
     };
     return sections;
 }
-
-#undef REF
 
 }  // namespace
 
@@ -359,13 +232,19 @@ std::vector<std::string> apply_config_text(const std::string& text, const std::s
         }
         // In schema order, so that a broad key (server.socket_timeout) comes before the
         // narrow ones that refine it (limits.*), whatever the file's order.
+        bool good = true;
         for (const auto& f : s.fields) {
             auto v = it->find(f.name);
             if (v == it->end()) continue;
-            if (auto problem = f.set(*v, next); !problem.empty())
+            if (auto problem = f.set(*v, next); !problem.empty()) {
                 problems.push_back(where(base + "/" + f.name) + s.name + "." + f.name + ": " +
                                    problem);
+                good = false;
+            }
         }
+        if (good && s.check)
+            if (auto problem = s.check(next); !problem.empty())
+                problems.push_back(where(base) + s.name + ": " + problem);
     }
     if (problems.empty()) config = std::move(next);
     return problems;

@@ -4,6 +4,31 @@
 
 namespace rivet::server {
 
+namespace {
+
+// Only with HTTPS on: the section's presence turns it on (and then needs a certificate), so
+// that what --check-config prints reads back as the same configuration.
+nlohmann::ordered_json effective_tls(const TlsOptions& tls) {
+    auto certificates = nlohmann::ordered_json::array();
+    for (const auto& c : tls.certificates)
+        certificates.push_back({{"cert", c.cert_file}, {"key", c.key_file}});
+    nlohmann::ordered_json j = {{"certificates", certificates},
+                                {"host", tls.host},
+                                {"port", tls.port},
+                                {"min_version", tls.min_version},
+                                {"ciphers", tls.ciphers},
+                                {"allow_expired", tls.allow_expired},
+                                {"session_tickets", tls.ticket_key_lifetime_s > 0}};
+    if (tls.ticket_key_lifetime_s > 0) j["ticket_key_lifetime"] = tls.ticket_key_lifetime_s;
+    j["session_cache"] = tls.session_cache_size;
+    j["redirect_http"] = tls.redirect_http;
+    j["hsts"] = tls.hsts_max_age_s;
+    j["hsts_include_subdomains"] = tls.hsts_include_subdomains;
+    return j;
+}
+
+}  // namespace
+
 nlohmann::ordered_json effective_config(const Config& c) {
     auto secs = [](uint64_t ms) { return double(ms) / 1000.0; };
     const auto& r = c.run;
@@ -47,6 +72,7 @@ nlohmann::ordered_json effective_config(const Config& c) {
                    {"write_timeout", secs(t.write_ms)},
                    {"drain_timeout", secs(t.drain_ms)},
                    {"drain_grace", secs(t.drain_grace_ms)},
+                   {"handshake_timeout", secs(t.handshake_ms)},
                    {"max_requests_per_connection", l.max_requests_per_connection}};
     j["static"] = {{"root", c.demo.root}};
     j["metrics"] = {{"enabled", ops.admin.metrics},
@@ -54,6 +80,7 @@ nlohmann::ordered_json effective_config(const Config& c) {
                     {"health", ops.admin.health},
                     {"admin_host", ops.admin.admin_host},
                     {"admin_port", ops.admin.admin_port}};
+    if (!r.tls.certificates.empty()) j["tls"] = effective_tls(r.tls);
     return j;
 }
 

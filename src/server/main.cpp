@@ -13,6 +13,7 @@
 #include "server/pid_file.hpp"
 #include "server/privileges.hpp"
 #include "server/socket_activation.hpp"
+#include "server/tls_check.hpp"
 #include "server/upgrade.hpp"
 #include "server/upgrade_request.hpp"
 
@@ -40,6 +41,11 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         warn("the PROXY protocol (server.proxy_protocol, server.proxy_trusted)");
     if (next.pid_file != now.pid_file) warn("server.pid_file");
     if (next.demo.compression != now.demo.compression) warn("compression.enabled");
+    const auto& tls_now = now.run.tls;
+    const auto& tls_next = next.run.tls;
+    if (tls_next.certificates.empty() != tls_now.certificates.empty() ||
+        tls_next.host != tls_now.host || tls_next.port != tls_now.port)
+        warn("HTTPS being on or off, and its address (tls.host, tls.port)");
     if (next.cache.enabled != now.cache.enabled ||
         next.cache.max_size_mb != now.cache.max_size_mb ||
         next.cache.ttl_seconds != now.cache.ttl_seconds)
@@ -65,11 +71,19 @@ int main(int argc, char** argv) {
         case CommandLine::Action::Error:
             std::fprintf(stderr, "rivet: %s\n", cl.error.c_str());
             return 2;
-        case CommandLine::Action::CheckConfig:
+        case CommandLine::Action::CheckConfig: {
             std::printf("%s\n", rivet::server::effective_config(cl).dump(2).c_str());
-            std::fprintf(stderr, "rivet: configuration %s is valid\n",
-                         cl.config_path.empty() ? "(defaults and flags)" : cl.config_path.c_str());
+            const char* which =
+                cl.config_path.empty() ? "(defaults and flags)" : cl.config_path.c_str();
+            auto problems = rivet::server::check_tls_files(cl.run.tls);
+            for (const auto& p : problems) std::fprintf(stderr, "rivet: %s\n", p.c_str());
+            if (!problems.empty()) {
+                std::fprintf(stderr, "rivet: configuration %s is not usable\n", which);
+                return 2;
+            }
+            std::fprintf(stderr, "rivet: configuration %s is valid\n", which);
             return 0;
+        }
         case CommandLine::Action::Serve:
             break;
     }
@@ -95,6 +109,11 @@ int main(int argc, char** argv) {
         cl.run.admin_listen_fds = inherited.admin;
     } else {
         for (int fd : inherited.admin) close(fd);  // the admin endpoints are on the main port now
+    }
+    if (!cl.run.tls.certificates.empty()) {
+        cl.run.tls_listen_fds = inherited.https;
+    } else {
+        for (int fd : inherited.https) close(fd);  // HTTPS is off now
     }
     // A new process that must go gets what our own stop gives: the lame duck, then the drain.
     const auto& t = cl.run.timeouts;
@@ -129,7 +148,8 @@ int main(int argc, char** argv) {
             ~StopWaiting() { upgrader.stop_waiting(); }
         } stop_waiting{upgrader};
         cl.run.on_upgrade = [&app, &upgrader] {
-            upgrader.start(app.listening_fds(), app.admin_listening_fds());
+            // MERGE (issue 14): https = app.tls_listening_fds() once the "app" branch is in.
+            upgrader.start({app.listening_fds(), app.admin_listening_fds(), {}});
         };
         if (!cl.user.empty()) {
             // Between binding (ports below 1024 need root) and waiting for signals. The loops

@@ -73,9 +73,22 @@ InheritedListeners parse_activation(const ActivationEnv& e, pid_t self, std::str
     }
     for (long i = 0; i < count; ++i) {
         int fd = kFirstFd + int(i);
-        (!names.empty() && names[size_t(i)] == "admin" ? out.admin : out.http).push_back(fd);
+        const std::string name = names.empty() ? "" : names[size_t(i)];
+        (name == "admin" ? out.admin : name == "https" ? out.https : out.http).push_back(fd);
     }
     return out;
+}
+
+std::string listen_fdnames(const InheritedListeners& l) {
+    std::string names;
+    auto add = [&](const std::vector<int>& fds, const char* name) {
+        for (size_t i = 0; i < fds.size(); ++i)
+            names += (names.empty() ? "" : ":") + std::string(name);
+    };
+    add(l.http, "http");
+    add(l.admin, "admin");
+    add(l.https, "https");
+    return names;
 }
 
 std::string check_listener(int fd) {
@@ -107,7 +120,7 @@ InheritedListeners take_inherited_listeners(std::string& error) {
         error = "inherited listening sockets: " + error;
         return {};
     }
-    for (const auto* list : {&found.http, &found.admin})
+    for (const auto* list : {&found.http, &found.admin, &found.https})
         for (int fd : *list) {
             if (auto why = check_listener(fd); !why.empty()) {
                 error = "inherited listening sockets (LISTEN_FDS): " + why;

@@ -1,7 +1,8 @@
 // Listening sockets inherited through the systemd socket-activation protocol: LISTEN_PID (the
 // process they are meant for), LISTEN_FDS=n (descriptors 3 .. 3+n-1) and LISTEN_FDNAMES
 // (name:name:...). A systemd .socket unit starts rivet this way, and so does an in-place upgrade
-// (server/upgrade.hpp), which names the admin listener's sockets "admin" and the others "http".
+// (server/upgrade.hpp), which names the admin listener's sockets "admin", the TLS listener's
+// "https" and the others "http".
 #pragma once
 
 #include <sys/types.h>
@@ -12,11 +13,19 @@
 
 namespace rivet::server {
 
+// The listening sockets by what they serve: what a new process inherits, and what an upgrade
+// hands over (in this order: http, admin, https).
 struct InheritedListeners {
-    std::vector<int> http;   // every socket not named "admin" (systemd names them after the unit)
+    std::vector<int> http;   // every socket not named "admin" or "https" (systemd names them
+                             // after the unit)
     std::vector<int> admin;  // FileDescriptorName=admin: the admin endpoints' listener
-    bool empty() const { return http.empty() && admin.empty(); }
+    std::vector<int> https;  // FileDescriptorName=https: the TLS listener
+    bool empty() const { return http.empty() && admin.empty() && https.empty(); }
+    size_t size() const { return http.size() + admin.size() + https.size(); }
 };
+
+// LISTEN_FDNAMES's value for handing `l` over in that order ("http:http:admin:https").
+std::string listen_fdnames(const InheritedListeners& l);
 
 // The three variables as found (nullopt: unset).
 struct ActivationEnv {

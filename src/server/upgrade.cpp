@@ -90,13 +90,13 @@ struct ExecPlan {
     std::vector<int> temporary;  // same size: where the sources are parked while moving
 
     ExecPlan(const std::string& binary, std::vector<std::string>& args,
-             const std::vector<int>& http, const std::vector<int>& admin, int ready_fd) {
+             const InheritedListeners& listeners, int ready_fd) {
         path = binary.c_str();
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
-        sources = http;
-        sources.insert(sources.end(), admin.begin(), admin.end());
-        size_t listeners = sources.size();
+        for (const auto* list : {&listeners.http, &listeners.admin, &listeners.https})
+            sources.insert(sources.end(), list->begin(), list->end());
+        size_t count = sources.size();
         sources.push_back(ready_fd);
         temporary.resize(sources.size());
         for (char** e = environ; *e; ++e) {
@@ -106,12 +106,9 @@ struct ExecPlan {
                 continue;
             env_strings.emplace_back(v);
         }
-        std::string names;
-        for (size_t i = 0; i < listeners; ++i)
-            names += std::string(i ? ":" : "") + (i < http.size() ? "http" : "admin");
-        env_strings.push_back("LISTEN_FDS=" + std::to_string(listeners));
-        env_strings.push_back("LISTEN_FDNAMES=" + names);
-        env_strings.push_back(std::string(kReadyVariable) + "=" + std::to_string(3 + listeners));
+        env_strings.push_back("LISTEN_FDS=" + std::to_string(count));
+        env_strings.push_back("LISTEN_FDNAMES=" + listen_fdnames(listeners));
+        env_strings.push_back(std::string(kReadyVariable) + "=" + std::to_string(3 + count));
         env_strings.push_back("LISTEN_PID=" + std::string(20, '\0'));
         for (auto& s : env_strings) envp.push_back(s.data());
         envp.push_back(nullptr);
@@ -208,7 +205,7 @@ void Upgrader::stop_waiting() {
     waiter_.join();
 }
 
-void Upgrader::start(const std::vector<int>& http, const std::vector<int>& admin) {
+void Upgrader::start(const InheritedListeners& listeners) {
     std::lock_guard lock(mutex_);
     if (state_ == State::Starting) {
         app::log_warn("SIGUSR2: upgrade refused: one is in progress (new process " +
@@ -220,7 +217,7 @@ void Upgrader::start(const std::vector<int>& http, const std::vector<int>& admin
                       std::to_string(child_) + " and is draining");
         return;
     }
-    if (binary_.empty() || http.empty()) {
+    if (binary_.empty() || listeners.http.empty()) {
         app::log_error("upgrade failed: " +
                        std::string(binary_.empty() ? "the binary's path is unknown"
                                                    : "no listening socket to hand over") +
@@ -235,7 +232,7 @@ void Upgrader::start(const std::vector<int>& http, const std::vector<int>& admin
     }
     fcntl(ready[0], F_SETFL, O_NONBLOCK);  // the read after a timeout must not block
     std::vector<std::string> args = options_.argv;
-    ExecPlan plan(binary_, args, http, admin, ready[1]);
+    ExecPlan plan(binary_, args, listeners, ready[1]);
     pid_t child = fork();
     if (child == 0) plan.exec_in_child();
     int err = errno;
@@ -249,8 +246,7 @@ void Upgrader::start(const std::vector<int>& http, const std::vector<int>& admin
     state_ = State::Starting;
     child_ = child;
     app::log_info("upgrade: started " + binary_ + " as pid " + std::to_string(child) + " with " +
-                  std::to_string(http.size() + admin.size()) +
-                  " listening sockets; waiting for it to serve");
+                  std::to_string(listeners.size()) + " listening sockets; waiting for it to serve");
     waiter_ = std::thread([this, child, fd = ready[0]] { wait_for(child, fd); });
 }
 

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/socket_activation.hpp"
+
 namespace rivet::server {
 
 class Upgrader {
@@ -43,10 +45,11 @@ public:
     Upgrader(const Upgrader&) = delete;
     Upgrader& operator=(const Upgrader&) = delete;
 
-    // From App::run's thread, on SIGUSR2: starts the new process with `http` (then `admin`) as
-    // its inherited listeners and returns; a thread waits for its answer. Refused (logged) while
-    // an upgrade is in progress or after this process has handed over.
-    void start(const std::vector<int>& http, const std::vector<int>& admin);
+    // From App::run's thread, on SIGUSR2: starts the new process with `listeners` as its
+    // inherited ones (named "http", "admin" and "https" in LISTEN_FDNAMES) and returns; a
+    // thread waits for its answer. Refused (logged) while an upgrade is in progress, after this
+    // process has handed over, or without a plain listener.
+    void start(const InheritedListeners& listeners);
 
     // Called from the waiting thread once the new process serves, before this one stops
     // (App::hand_over: stop accepting now, /healthz stays 200). Set before start().

@@ -22,7 +22,7 @@ def run(*args, timeout=10):
 @pytest.mark.parametrize("text,expect", [
     ('{\n  "server": {\n    "port": 8080,\n    "hostname": "x"\n  }\n}',
      'bad.json:4: unknown key "server.hostname"'),
-    ('{\n  "logging": {}, \n  "tls": {}\n}', 'bad.json:3: unknown key "tls"'),
+    ('{\n  "logging": {}, \n  "http3": {}\n}', 'bad.json:3: unknown key "http3"'),
     ('{\n  "server": {\n    "port": "8080"\n  }\n}',
      'bad.json:3: server.port: expected an integer from 0 to 65535, got "8080"'),
     ('{\n  "rate_limiting": {\n    "enabled": "yes"\n  }\n}',

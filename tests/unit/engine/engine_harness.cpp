@@ -281,7 +281,8 @@ EngineHarness::~EngineHarness() {
     io_->join();
 }
 
-std::unique_ptr<Client> EngineHarness::connect(int server_sndbuf, const sockaddr_storage* peer) {
+std::unique_ptr<Client> EngineHarness::connect(int server_sndbuf, const sockaddr_storage* peer,
+                                               bool tls) {
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
         throw std::system_error(errno, std::generic_category(), "socketpair");
@@ -293,7 +294,7 @@ std::unique_ptr<Client> EngineHarness::connect(int server_sndbuf, const sockaddr
     addr.ss_family = AF_UNIX;
     if (peer) addr = *peer;
     IoThread* io = io_.get();
-    io_->loop().post([io, server, addr] { io->adopt(server, addr); });
+    io_->loop().post([io, server, addr, tls] { io->adopt(server, addr, tls); });
     return std::make_unique<Client>(fds[1]);
 }
 

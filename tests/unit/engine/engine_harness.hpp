@@ -144,7 +144,9 @@ public:
     // A new connection: the engine adopts one end of a socketpair, the client gets the other.
     // `server_sndbuf`, when set, shrinks the engine side's send buffer (write-timeout tests).
     // `peer` is what the engine is told about the client's address (AF_UNIX when null).
-    std::unique_ptr<Client> connect(int server_sndbuf = 0, const sockaddr_storage* peer = nullptr);
+    // `tls`: the engine serves it as a TLS listener's connection (config.tls must be set).
+    std::unique_ptr<Client> connect(int server_sndbuf = 0, const sockaddr_storage* peer = nullptr,
+                                    bool tls = false);
 
     // Waits until everything posted to the loop before this call has run (false on timeout).
     bool sync(Millis timeout = 2000ms);

@@ -52,6 +52,32 @@ TEST(SocketActivation, AdminByNameEverythingElseHttp) {
     EXPECT_EQ(got.admin, (std::vector<int>{4}));
 }
 
+TEST(SocketActivation, HttpsByName) {
+    std::string error;
+    auto got = parse_activation({"4242", "5", "http:https:admin:https:rivet.socket"}, kSelf, error);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(got.http, (std::vector<int>{3, 7}));
+    EXPECT_EQ(got.admin, (std::vector<int>{5}));
+    EXPECT_EQ(got.https, (std::vector<int>{4, 6}));
+    EXPECT_EQ(got.size(), 5u);
+    EXPECT_FALSE(got.empty());
+}
+
+TEST(SocketActivation, HandedOverNamesReadBackTheSame) {
+    // What an upgrade puts in LISTEN_FDNAMES (listen_fdnames), for the descriptors it moves to
+    // 3, 4, ... in the order http, admin, https.
+    rivet::server::InheritedListeners sent{{40, 41}, {42}, {43, 44}};
+    EXPECT_EQ(rivet::server::listen_fdnames(sent), "http:http:admin:https:https");
+    std::string error;
+    auto got = parse_activation({"4242", "5", rivet::server::listen_fdnames(sent)}, kSelf, error);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(got.http, (std::vector<int>{3, 4}));
+    EXPECT_EQ(got.admin, (std::vector<int>{5}));
+    EXPECT_EQ(got.https, (std::vector<int>{6, 7}));
+    EXPECT_EQ(rivet::server::listen_fdnames({{40}, {}, {}}), "http");
+    EXPECT_EQ(rivet::server::listen_fdnames({{40}, {}, {41}}), "http:https");
+}
+
 TEST(SocketActivation, ZeroDescriptorsIsNothing) {
     std::string error;
     auto got = parse_activation({"4242", "0", std::nullopt}, kSelf, error);
