@@ -125,11 +125,17 @@ def test_check_config_on_certificates(tls_certs):
 
 
 def test_expired_certificate_refused_at_start_unless_allowed(rivet, tls_certs):
-    p = subprocess.run([str(BIN), "--port", "0", "--bind", "127.0.0.1", "--tls-port", "0",
-                        *tls_certs.expired.args()], capture_output=True, text=True,
-                       timeout=30 * SLOW, stdin=subprocess.DEVNULL)
-    assert p.returncode != 0 and "expired" in (p.stdout + p.stderr).lower(), p
-    assert "rivet listening" not in p.stdout, p.stdout
+    p = subprocess.Popen([str(BIN), "--port", "0", "--bind", "127.0.0.1", "--tls-port", "0",
+                          *tls_certs.expired.args()], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        out, err = p.communicate(timeout=10 * SLOW)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError(f"rivet started with an expired certificate:\n{out}\n{err}")
+    assert p.returncode != 0 and "expired" in (out + err).lower(), (p.returncode, out, err)
+    assert "rivet listening" not in out, out
     srv = start_tls(rivet, tls_certs, "--tls-allow-expired", leaf=tls_certs.expired)
     assert serial(srv, tls_certs) == tls_certs.expired.serial
 
