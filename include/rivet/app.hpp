@@ -31,6 +31,7 @@
 #include <rivet/response.hpp>
 #include <rivet/static_files.hpp>
 #include <rivet/task.hpp>
+#include <rivet/tls.hpp>
 
 namespace rivet {
 
@@ -70,6 +71,11 @@ struct RunOptions {
     // throw std::invalid_argument naming it. Both change only at a restart.
     bool proxy_protocol = false;
     std::vector<std::string> proxy_trusted;
+    // HTTPS on a second listener (rivet/tls.hpp); off while tls.certificates is empty. A bad
+    // value makes start() throw std::invalid_argument, a certificate that does not load
+    // std::runtime_error. SIGHUP re-reads the certificate files; TLS cannot be turned on or off
+    // then, nor its port moved.
+    TlsOptions tls;
     bool quiet = false;     // no "listening on" line
     OperationsOptions ops;  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
@@ -88,6 +94,8 @@ struct RunOptions {
     // The same for the admin listener; needs ops.admin.admin_port set (its value is then
     // unused: the socket's own port counts).
     std::vector<int> admin_listen_fds;
+    // The same for the TLS listener; needs tls.certificates (tls.port is then unused).
+    std::vector<int> tls_listen_fds;
     // run() calls this on SIGUSR2, on its own thread (e.g. to start a new binary that inherits
     // listening_fds()); without it, SIGUSR2 is logged and ignored.
     std::function<void()> on_upgrade;
@@ -173,6 +181,8 @@ public:
     // holds its own copies.
     std::vector<int> listening_fds() const;
     std::vector<int> admin_listening_fds() const;  // empty without an admin listener
+    std::vector<int> tls_listening_fds() const;    // empty without TLS
+    uint16_t tls_port() const;                     // the TLS listener's bound port; 0: no TLS
 
     // Middleware (rivet/middleware.hpp) for every request, or for the paths under `prefix`
     // ("/api" covers "/api" and "/api/..."). Must be added before the server starts.
@@ -207,8 +217,9 @@ public:
     bool hand_over();
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
-    // main port, limits and timeouts); the address, threads and workers stay. Returns
-    // the problems (e.g. a log file that cannot be opened), empty when none.
+    // main port, limits and timeouts, TLS certificates: re-read from options.tls's files, the
+    // old ones kept if the new ones fail); the address, threads, workers and whether TLS is on
+    // stay. Returns the problems (e.g. a log file that cannot be opened), empty when none.
     std::string reconfigure(const RunOptions& options);
 
 private:
