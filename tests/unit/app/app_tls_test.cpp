@@ -53,6 +53,14 @@ rivet::RunOptions local_options() {
     return o;
 }
 
+// TLS on `c`'s certificate, on any free port.
+rivet::RunOptions tls_options(const Certificate& c) {
+    rivet::RunOptions o = local_options();
+    o.tls.certificates = {{c.cert(), c.key()}};
+    o.tls.port = 0;
+    return o;
+}
+
 void hello(rivet::App& app) {
     app.get("/hello", [](rivet::Request&, rivet::Response& res) { res.text("hi"); });
 }
@@ -107,9 +115,7 @@ TEST(AppTls, PlainRequestsAreRedirectedButNotTheOperationsEndpoints) {
     if (!c.made()) GTEST_SKIP() << "no openssl command";
     rivet::App app;
     hello(app);
-    rivet::RunOptions o = local_options();
-    o.tls.certificates = {{c.cert(), c.key()}};
-    o.tls.port = 0;
+    rivet::RunOptions o = tls_options(c);
     o.tls.redirect_http = true;
     o.tls.hsts_max_age_s = 600;  // never on a plain answer
     o.ops.admin.health = true;
@@ -146,9 +152,7 @@ TEST(AppTls, AFailedReloadKeepsServingAndSaysWhy) {
     if (!c.made()) GTEST_SKIP() << "no openssl command";
     rivet::App app;
     hello(app);
-    rivet::RunOptions o = local_options();
-    o.tls.certificates = {{c.cert(), c.key()}};
-    o.tls.port = 0;
+    rivet::RunOptions o = tls_options(c);
     uint16_t port = app.start(o);
     const uint16_t tls_port = app.tls_port();
 

@@ -1,13 +1,10 @@
 // The App's TLS pieces that need no handshake: TlsOptions -> tls::Settings, the redirect's
-// Location, the HSTS field, the TLS metrics and the access log's ssl_* fields.
+// Location, the HSTS field. (The TLS metrics and access log fields: metrics_test, access_log_test.)
 #include "app/tls_options.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
-
-#include "app/access_log_format.hpp"
-#include "app/metrics_export.hpp"
 
 using namespace rivet::app;
 
@@ -100,85 +97,4 @@ TEST(HttpsRedirect, UrlHost) {
     EXPECT_EQ(url_host("127.0.0.1"), "127.0.0.1");
     EXPECT_EQ(url_host("::"), "[::]");
     EXPECT_EQ(url_host("localhost"), "localhost");
-}
-
-TEST(TlsMetrics, HandshakesAndFailuresByLabel) {
-    Snapshot s;
-    auto& t = s.serving.traffic;
-    t.tls_handshakes = {11, 13, 21, 23};  // full 1.2, full 1.3, resumed 1.2, resumed 1.3
-    for (size_t i = 0; i < rivet::engine::kTlsFailureKinds; ++i) t.tls_failures[i] = 100 + i;
-    std::string text = prometheus_text(s);
-    for (const char* want : {"# TYPE rivet_tls_handshakes_total counter\n",
-                             "rivet_tls_handshakes_total{version=\"1.2\",kind=\"full\"} 11\n",
-                             "rivet_tls_handshakes_total{version=\"1.3\",kind=\"full\"} 13\n",
-                             "rivet_tls_handshakes_total{version=\"1.2\",kind=\"resumed\"} 21\n",
-                             "rivet_tls_handshakes_total{version=\"1.3\",kind=\"resumed\"} 23\n",
-                             "# TYPE rivet_tls_handshake_failures_total counter\n",
-                             "rivet_tls_handshake_failures_total{reason=\"plain_http\"} 100\n",
-                             "rivet_tls_handshake_failures_total{reason=\"timeout\"} 101\n",
-                             "rivet_tls_handshake_failures_total{reason=\"peer_closed\"} 102\n",
-                             "rivet_tls_handshake_failures_total{reason=\"no_common\"} 103\n",
-                             "rivet_tls_handshake_failures_total{reason=\"peer_alert\"} 104\n",
-                             "rivet_tls_handshake_failures_total{reason=\"malformed\"} 105\n"})
-        EXPECT_NE(text.find(want), std::string::npos) << want;
-    std::string json = status_json(s);
-    EXPECT_NE(json.find("\"resumed_tls13\":23"), std::string::npos) << json;
-    EXPECT_NE(json.find("\"no_common\":103"), std::string::npos) << json;
-}
-
-TEST(TlsMetrics, ZerosWithTlsOff) {  // the same series whatever the configuration
-    std::string text = prometheus_text(Snapshot{});
-    EXPECT_NE(text.find("rivet_tls_handshakes_total{version=\"1.3\",kind=\"resumed\"} 0\n"),
-              std::string::npos);
-    EXPECT_NE(text.find("rivet_tls_handshake_failures_total{reason=\"timeout\"} 0\n"),
-              std::string::npos);
-}
-
-namespace {
-
-std::string access_line(rivet::LogFormat f, const AccessRecord& r) {
-    LogClock clock;
-    clock.update(0);
-    std::string out;
-    format_access_line(f, r, clock, out);
-    return out;
-}
-
-AccessRecord over_tls(bool resumed) {
-    AccessRecord r;
-    r.client = "10.0.0.1";
-    r.method = "GET";
-    r.target = "/";
-    r.status = 200;
-    r.secure = true;
-    r.tls_resumed = resumed;
-    r.tls_version = "TLSv1.3";
-    r.tls_cipher = "TLS_AES_128_GCM_SHA256";
-    r.tls_server_name = "a.example\"\x01";  // the client's bytes
-    return r;
-}
-
-}  // namespace
-
-TEST(TlsAccessLog, JsonLinesCarryNginxsSslFields) {
-    std::string j = access_line(rivet::LogFormat::Json, over_tls(false));
-    EXPECT_NE(j.find("\"user_agent\":\"\",\"ssl_protocol\":\"TLSv1.3\",\"ssl_cipher\":\"TLS_AES_"
-                     "128_GCM_SHA256\",\"ssl_server_name\":\"a.example\\\"\\u0001\","
-                     "\"ssl_session_reused\":\".\"}\n"),
-              std::string::npos)
-        << j;
-    EXPECT_NE(
-        access_line(rivet::LogFormat::Json, over_tls(true)).find("\"ssl_session_reused\":\"r\"}\n"),
-        std::string::npos);
-}
-
-TEST(TlsAccessLog, PlainLinesAndTextFormatsHaveNone) {
-    AccessRecord plain = over_tls(false);
-    plain.secure = false;
-    EXPECT_EQ(access_line(rivet::LogFormat::Json, plain).find("ssl_"), std::string::npos);
-    // combined and common stay nginx's formats, which tools parse by position
-    EXPECT_EQ(access_line(rivet::LogFormat::Combined, over_tls(true)),
-              access_line(rivet::LogFormat::Combined, plain));
-    EXPECT_EQ(access_line(rivet::LogFormat::Common, over_tls(true)),
-              access_line(rivet::LogFormat::Common, plain));
 }
