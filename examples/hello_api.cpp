@@ -1,5 +1,6 @@
 // A REST service with rivet in a few lines: build it with the project (`make`), run
-// ./build/example_hello_api [port] and try: curl localhost:8080/users/42
+// ./build/example_hello_api [port [cert.pem key.pem]] and try: curl localhost:8080/users/42
+// (with a certificate and its key, HTTPS too: curl --cacert cert.pem https://localhost:8443/hello)
 #include <rivet/rivet.hpp>
 
 #include <charconv>
@@ -39,5 +40,7 @@ int main(int argc, char** argv) {
                 res.json({{"below", limit}, {"primes", count}});
             })
         .offload();
-    app.run({.port = uint16_t(argc > 1 ? std::stoi(argv[1]) : 8080)});
+    rivet::RunOptions options{.port = uint16_t(argc > 1 ? std::stoi(argv[1]) : 8080)};
+    if (argc > 3) options.tls.certificates = {{argv[2], argv[3]}};  // rivet/tls.hpp; port 8443
+    app.run(options);
 }

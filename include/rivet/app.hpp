@@ -181,6 +181,8 @@ public:
     // holds its own copies.
     std::vector<int> listening_fds() const;
     std::vector<int> admin_listening_fds() const;  // empty without an admin listener
+    std::vector<int> tls_listening_fds() const;    // empty without TLS
+    uint16_t tls_port() const;                     // the TLS listener's bound port; 0: no TLS
 
     // Middleware (rivet/middleware.hpp) for every request, or for the paths under `prefix`
     // ("/api" covers "/api" and "/api/..."). Must be added before the server starts.
@@ -215,8 +217,9 @@ public:
     bool hand_over();
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
-    // main port, limits and timeouts); the address, threads and workers stay. Returns
-    // the problems (e.g. a log file that cannot be opened), empty when none.
+    // main port, limits and timeouts, TLS certificates: re-read from options.tls's files, the
+    // old ones kept if the new ones fail); the address, threads, workers and whether TLS is on
+    // stay. Returns the problems (e.g. a log file that cannot be opened), empty when none.
     std::string reconfigure(const RunOptions& options);
 
 private:

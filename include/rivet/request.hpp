@@ -27,7 +27,8 @@ struct RequestHead;
 }
 namespace app {
 struct RouteParams;
-}
+struct RequestAccess;
+}  // namespace app
 class Request;
 namespace detail {
 void attach_body_stream(Request& req, std::shared_ptr<BodyStreamState> stream);
@@ -54,6 +55,12 @@ public:
     // lock; kNoLoop for a detached (offloaded) request.
     static constexpr unsigned kNoLoop = ~0u;
     unsigned loop_index() const;
+    // Whether the request came over TLS (the HTTPS listener, RunOptions::tls): for redirects,
+    // cookies' Secure attribute. Kept by detach().
+    bool secure() const;
+    // The host name the client asked for in its TLS handshake (SNI), e.g. for per-host routing;
+    // empty over plain HTTP or when the client sent none. Kept by detach().
+    std::string_view tls_server_name() const;
 
     // Header fields, case-insensitive; first match, or "" when absent.
     std::string_view header(std::string_view name) const;
@@ -107,6 +114,7 @@ private:
     mutable std::shared_ptr<Context> context_;         // made on first use
     std::shared_ptr<detail::BodyStreamState> stream_;  // a streamed body's; shared when detached
     friend void detail::attach_body_stream(Request&, std::shared_ptr<detail::BodyStreamState>);
+    friend struct app::RequestAccess;  // the access log reads a detached copy's TLS facts
 };
 
 }  // namespace rivet

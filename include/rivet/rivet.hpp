@@ -12,4 +12,5 @@
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
 #include <rivet/task.hpp>
+#include <rivet/tls.hpp>
 #include <rivet/version.hpp>

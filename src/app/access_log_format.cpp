@@ -101,6 +101,16 @@ void format_access_line(LogFormat format, const AccessRecord& r, const LogClock&
         append_json(out, r.referer);
         out += "\",\"user_agent\":\"";
         append_json(out, r.user_agent);
+        if (r.secure) {
+            out += "\",\"ssl_protocol\":\"";
+            append_json(out, r.tls_version);
+            out += "\",\"ssl_cipher\":\"";
+            append_json(out, r.tls_cipher);
+            out += "\",\"ssl_server_name\":\"";
+            append_json(out, r.tls_server_name);  // the client's bytes: escaped like the others
+            out += "\",\"ssl_session_reused\":\"";
+            out += r.tls_resumed ? 'r' : '.';
+        }
         out += "\"}\n";
         return;
     }

@@ -4,6 +4,8 @@
 //   json:     {"time":"2025-01-31T12:00:00Z","remote_addr":"127.0.0.1","request":"GET /hello
 //              HTTP/1.1","method":"GET","uri":"/hello","status":200,"body_bytes_sent":13,
 //              "request_time_us":42,"referer":"","user_agent":"curl/8"}
+//             (over TLS also ,"ssl_protocol":"TLSv1.3","ssl_cipher":"TLS_AES_128_GCM_SHA256",
+//              "ssl_server_name":"example.com","ssl_session_reused":"." before the "}")
 // Times are UTC. Values from the client are escaped as nginx does (\xHH) or as JSON demands.
 #pragma once
 
@@ -26,6 +28,13 @@ struct AccessRecord {
     int status = 0;
     uint64_t body_bytes = 0;
     uint64_t micros = 0;  // from the handler's start to the answer
+    // Over TLS (JSON lines only, with nginx's variable names: ssl_protocol, ssl_cipher,
+    // ssl_server_name, ssl_session_reused "r" or "."); a plain request's line has none of them.
+    bool secure = false;
+    bool tls_resumed = false;
+    std::string_view tls_version;  // "TLSv1.3"
+    std::string_view tls_cipher;
+    std::string_view tls_server_name;  // empty: no SNI
 };
 
 // The formatted time of the current second, redone once a second per user.

@@ -14,6 +14,7 @@
 #include "app/loop_services.hpp"
 #include "app/method.hpp"
 #include "app/server_options.hpp"
+#include "app/tls_options.hpp"
 
 namespace rivet {
 
@@ -191,8 +192,10 @@ uint16_t App::start(const RunOptions& options) {
     if (!options.admin_listen_fds.empty() && options.ops.admin.admin_port == 0)
         throw std::invalid_argument("admin_listen_fds needs ops.admin.admin_port set");
     impl_->options = options;
+    engine::ServerConfig config = app::server_config(options);
+    impl_->start_tls(options, config);  // before any thread starts: a bad certificate stops here
     impl_->pool = std::make_unique<app::WorkerPool>(options.workers, options.queue);
-    impl_->server = std::make_unique<engine::Server>(app::server_config(options), *impl_);
+    impl_->server = std::make_unique<engine::Server>(std::move(config), *impl_);
     for (auto& m : impl_->mounts) m->set_loops(impl_->server->threads());  // before they run
     std::vector<net::Loop*> loops;  // rivet::EventLoop::current() finds them from now on
     for (unsigned i = 0; i < impl_->server->threads(); ++i)
@@ -211,11 +214,11 @@ uint16_t App::start(const RunOptions& options) {
     }
     impl_->server->start();
     if (!options.quiet) {
-        const std::string& host = impl_->server->host();  // an inherited socket's own
-        bool v6 = host.find(':') != std::string::npos;    // a URL needs [::1]
-        std::printf("rivet listening on http://%s%s%s:%u (%u threads, %u workers)\n", v6 ? "[" : "",
-                    host.c_str(), v6 ? "]" : "", unsigned(impl_->server->port()),
+        // The host of an inherited socket is its own; a URL needs [::1].
+        std::printf("rivet listening on http://%s:%u (%u threads, %u workers)\n",
+                    app::url_host(impl_->server->host()).c_str(), unsigned(impl_->server->port()),
                     impl_->server->threads(), impl_->pool->workers());
+        impl_->print_tls_listening();
         if (impl_->admin_server)
             std::printf("rivet admin endpoints on http://%s:%u\n",
                         impl_->admin_server->host().c_str(), unsigned(impl_->admin_server->port()));
@@ -266,6 +269,7 @@ void App::stop() {
     impl_->server.reset();
     impl_->pool.reset();
     impl_->ops.reset();
+    impl_->tls_context.reset();
 }
 
 void App::begin_lame_duck() {
@@ -289,10 +293,9 @@ std::string App::reconfigure(const RunOptions& options) {
     ops.admin.admin_port = impl_->options.ops.admin.admin_port;  // the listener stays put
     ops.admin.admin_host = impl_->options.ops.admin.admin_host;
     std::string problems = impl_->ops->reconfigure(ops);
-    RunOptions listener = options;  // the PROXY protocol settings stay as started, like the address
-    listener.proxy_protocol = impl_->options.proxy_protocol;
-    listener.proxy_trusted = impl_->options.proxy_trusted;
-    impl_->server->reconfigure(app::server_config(listener));  // host, port and threads stay
+    if (auto e = impl_->reload_tls(options.tls); !e.empty())
+        problems += problems.empty() ? e : "; " + e;
+    impl_->server->reconfigure(impl_->live_config(options));  // host, port and threads stay
     impl_->options.limits = options.limits;
     impl_->options.timeouts = options.timeouts;
     impl_->options.ops = ops;
@@ -336,15 +339,23 @@ void App::run(const RunOptions& options) {
         }
     }
     int sig = 0;
-    // SIGHUP, as for nginx: log files are reopened (logrotate renamed them) and the owner
-    // may re-read its configuration.
+    // SIGHUP, as for nginx: log files are reopened (logrotate renamed them), the owner may
+    // re-read its configuration, and the TLS certificates are re-read (by reconfigure(), or
+    // here when on_reload did not call it).
     while (sigwait(&stop_signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR2)) {
         if (sig == SIGUSR2) {
             request_upgrade(options);
             continue;
         }
         if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
+        const uint64_t reloads = impl_->tls_reload_attempts;
         if (options.on_reload) options.on_reload();
+        if (impl_->tls_context && impl_->tls_reload_attempts == reloads) {  // not reconfigured
+            if (auto e = impl_->reload_tls(impl_->options.tls); !e.empty())
+                app::log_error("rivet: " + e);
+            else
+                impl_->server->reconfigure(impl_->live_config(impl_->options));
+        }
     }
     auto serving = Impl::Ending::Serving;
     impl_->ending.compare_exchange_strong(serving, Impl::Ending::Stopping);  // else handed over

@@ -17,6 +17,7 @@
 #include "app/worker_pool.hpp"
 #include "engine/exchange.hpp"
 #include "engine/server.hpp"
+#include "tls/context.hpp"
 
 namespace rivet {
 
@@ -66,6 +67,23 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     std::atomic<Ending> ending{Ending::Serving};
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
     std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
+
+    // --- app_tls.cpp --- TLS: the context is replaced by reloads (on the thread that
+    // reconfigures); what the loops read is fixed before they start.
+    std::shared_ptr<const tls::Context> tls_context;  // null: no TLS listener
+    bool redirect_http = false;                       // plain requests get a 308 to https://
+    std::string hsts;                                 // Strict-Transport-Security; empty: none
+    uint64_t tls_reload_attempts = 0;  // tells App::run whether on_reload reloaded already
+    // Checks options.tls and loads its certificates into `config` (nothing when TLS is off).
+    void start_tls(const RunOptions& options, engine::ServerConfig& config);
+    void print_tls_listening() const;  // the startup lines
+    // Loads `next`'s certificates in place of the current ones; returns the problem (the old
+    // ones are kept) or "" when they were replaced or TLS is off.
+    std::string reload_tls(const TlsOptions& next);
+    // The engine's live settings from `options`: the listener's own as started, the current
+    // TLS context.
+    engine::ServerConfig live_config(const RunOptions& options) const;
+    void redirect_to_https(engine::Exchange& ex);
 
     // --- app_serve.cpp ---
     void serve(engine::Exchange& ex) override;

@@ -35,8 +35,10 @@ void App::Impl::serve(engine::Exchange& ex) {
     Trace trace;
     trace.start_ns = app::Operations::now_ns();
     unsigned retry_after_s = 0;
-    auto verdict = ops->intercept(ex, trace, retry_after_s);
-    if (verdict != app::Operations::Verdict::Answered)
+    auto verdict = ops->intercept(ex, trace, retry_after_s);  // the admin endpoints answer here
+    if (verdict == app::Operations::Verdict::Pass && redirect_http && !ex.tls().secure)
+        redirect_to_https(ex);  // app_tls.cpp
+    else if (verdict != app::Operations::Verdict::Answered)
         route_request(ex, trace, verdict == app::Operations::Verdict::RateLimited, retry_after_s);
     if (ex.status() != 0) ops->finish(ex, trace);  // a deferred answer is logged when it is done
 }
@@ -50,9 +52,12 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, bool rate_limi
         detail::attach_body_stream(
             req, std::make_shared<detail::BodyStreamState>(detail::BodyStreamState{ex.source()}));
     Response res;
+    // HSTS on every answer over TLS (RFC 6797 §7.2: never over plain HTTP); set first, so that
+    // error answers keep it as they keep what middleware set.
+    if (!hsts.empty() && ex.tls().secure) res.header("Strict-Transport-Security", hsts);
     app::MiddlewareChain::Slice slice;
     middleware.select(head.path, slice);
-    Call call{req, res, slice};
+    Call call{req, res, slice, res.headers().size()};
     const unsigned loop = ex.loop_index();
     if (rate_limited) {
         // Refused before any before() ran; after() of every middleware of the path still sees it

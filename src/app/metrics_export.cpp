@@ -53,6 +53,27 @@ std::string seconds_label(uint64_t us) {
     return buf;
 }
 
+// The engine's handshake counters. Emitted with TLS off too (all zero): scrapers and
+// dashboards see the same series whatever the configuration.
+void tls_metrics(std::string& out, const engine::ServerStats& t) {
+    line(out, "# HELP rivet_tls_handshakes_total TLS handshakes finished, by version and kind.");
+    line(out, "# TYPE rivet_tls_handshakes_total counter");
+    const auto& h = t.tls_handshakes;
+    sample(out, "rivet_tls_handshakes_total{version=\"1.2\",kind=\"full\"}", h.full_tls12);
+    sample(out, "rivet_tls_handshakes_total{version=\"1.2\",kind=\"resumed\"}", h.resumed_tls12);
+    sample(out, "rivet_tls_handshakes_total{version=\"1.3\",kind=\"full\"}", h.full_tls13);
+    sample(out, "rivet_tls_handshakes_total{version=\"1.3\",kind=\"resumed\"}", h.resumed_tls13);
+    line(out,
+         "# HELP rivet_tls_handshake_failures_total TLS handshakes that did not finish, by "
+         "reason.");
+    line(out, "# TYPE rivet_tls_handshake_failures_total counter");
+    for (size_t i = 0; i < engine::kTlsFailureKinds; ++i)
+        sample(out,
+               std::string("rivet_tls_handshake_failures_total{reason=\"") +
+                   engine::tls_failure_name(engine::TlsFailure(i)) + "\"}",
+               t.tls_failures[i]);
+}
+
 }  // namespace
 
 void read_process_stats(Snapshot& s) {
@@ -112,6 +133,7 @@ std::string prometheus_text(const Snapshot& s) {
          "invalid PROXY protocol header.");
     line(out, "# TYPE rivet_proxy_header_refused_total counter");
     sample(out, "rivet_proxy_header_refused_total", s.serving.traffic.proxy_refused);
+    tls_metrics(out, s.serving.traffic);
 
     line(out,
          "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "
@@ -210,6 +232,17 @@ std::string status_json(const Snapshot& s) {
         j["cache"] = {{"hits", s.serving.cache_hits}, {"misses", s.serving.cache_misses}};
     else
         j["cache"] = nullptr;
+    const auto& h = s.serving.traffic.tls_handshakes;
+    nlohmann::json failures = nlohmann::json::object();
+    for (size_t i = 0; i < engine::kTlsFailureKinds; ++i)
+        failures[engine::tls_failure_name(engine::TlsFailure(i))] =
+            s.serving.traffic.tls_failures[i];
+    j["tls"] = {{"handshakes",
+                 {{"full_tls12", h.full_tls12},
+                  {"resumed_tls12", h.resumed_tls12},
+                  {"full_tls13", h.full_tls13},
+                  {"resumed_tls13", h.resumed_tls13}}},
+                {"failures", failures}};
     j["rss_bytes"] = s.rss_bytes;
     j["cpu_seconds"] = s.cpu_seconds;
     return j.dump();

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "app/error_log.hpp"
+#include "app/request_access.hpp"
 #include "app/server_options.hpp"
 #include "app/status_page.hpp"
 
@@ -20,6 +21,15 @@ enum Pseudo : uint32_t { kUnrouted, kProtocol, kMetrics, kStatus, kStatusJson, k
 
 IpAddress from_peer(const engine::PeerIp& p) {
     return p.family == AF_INET6 ? IpAddress::v6(p.bytes) : IpAddress::v4(p.bytes);
+}
+
+void set_tls(AccessRecord& r, const engine::TlsFacts& tls) {
+    if (!tls.secure) return;
+    r.secure = true;
+    r.tls_resumed = tls.resumed;
+    r.tls_version = tls.version;
+    r.tls_cipher = tls.cipher;
+    r.tls_server_name = tls.server_name;
 }
 
 }  // namespace
@@ -195,6 +205,7 @@ void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& tra
     r.status = ex.status();
     r.body_bytes = head.method == http::Method::Head ? 0 : ex.body_bytes();
     r.micros = micros;
+    set_tls(r, ex.tls());
     access_log_.write(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
 }
 
@@ -212,6 +223,7 @@ void Operations::finish_offloaded(const Request& req, const Trace& trace, const 
     const FileRange* file = res.file_range();
     r.body_bytes = req.method() == Method::Head ? 0 : file ? file->length : res.body().size();
     r.micros = micros;
+    set_tls(r, RequestAccess::tls(req));
     access_log_.write(loops_, r, trace.client);
 }
 

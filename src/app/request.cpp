@@ -4,6 +4,7 @@
 
 #include "app/method.hpp"
 #include "app/query.hpp"
+#include "app/request_access.hpp"
 #include "app/router.hpp"
 #include "engine/exchange.hpp"
 #include "http/request_parser.hpp"
@@ -35,6 +36,7 @@ struct Request::Owned {
     std::vector<http::Header> headers;
     http::RequestHead head;
     app::RouteParams params;
+    engine::TlsFacts tls;  // its views point into the arena
 };
 
 Request::Request(const http::RequestHead& head, std::string_view body,
@@ -48,6 +50,21 @@ const std::string& Request::peer_address() const {
 
 unsigned Request::loop_index() const {
     return exchange_ ? exchange_->loop_index() : kNoLoop;
+}
+
+bool Request::secure() const {
+    if (exchange_) return exchange_->tls().secure;
+    return owned_ && owned_->tls.secure;
+}
+
+std::string_view Request::tls_server_name() const {
+    if (exchange_) return exchange_->tls().server_name;
+    return owned_ ? owned_->tls.server_name : std::string_view{};
+}
+
+engine::TlsFacts app::RequestAccess::tls(const Request& req) {
+    if (req.exchange_) return req.exchange_->tls();
+    return req.owned_ ? req.owned_->tls : engine::TlsFacts{};
 }
 
 Method Request::method() const {
@@ -123,8 +140,11 @@ Request Request::detach() const {
     owned->head = *head_;
     owned->params = *params_;
 
-    size_t total =
-        head_->method_name.size() + head_->target.size() + head_->authority.size() + body_.size();
+    // A detached copy of a detached request has no exchange: its facts come from the copy.
+    const engine::TlsFacts tls = app::RequestAccess::tls(*this);
+    size_t total = head_->method_name.size() + head_->target.size() + head_->authority.size() +
+                   body_.size() + tls.server_name.size() + tls.version.size() + tls.cipher.size() +
+                   tls.alpn.size();
     for (const auto& h : head_->headers) total += h.name.size() + h.value.size();
     for (size_t i = 0; i < params_->size; ++i)
         total += params_->names[i].size() + params_->values[i].size();
@@ -158,6 +178,8 @@ Request Request::detach() const {
         owned->params.names[i] = keep(params_->names[i]);
         owned->params.values[i] = keep(params_->values[i]);
     }
+    owned->tls = {tls.secure,        tls.resumed,      keep(tls.server_name),
+                  keep(tls.version), keep(tls.cipher), keep(tls.alpn)};
     copy.body_ = keep(body_);
     copy.head_ = &owned->head;
     copy.params_ = &owned->params;

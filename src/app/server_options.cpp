@@ -26,7 +26,7 @@ engine::ServerConfig server_config(const RunOptions& o) {
                 l.max_body,         l.max_connections,   l.max_requests_per_connection,
                 l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
     const rivet::Timeouts& t = o.timeouts;
-    c.timeouts = {t.header_ms, t.body_ms,  t.idle_ms,       t.write_ms,
+    c.timeouts = {t.header_ms, t.body_ms,  t.idle_ms,        t.write_ms,
                   t.linger_ms, t.drain_ms, t.drain_grace_ms, t.handshake_ms};
     return c;
 }

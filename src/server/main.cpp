@@ -148,8 +148,8 @@ int main(int argc, char** argv) {
             ~StopWaiting() { upgrader.stop_waiting(); }
         } stop_waiting{upgrader};
         cl.run.on_upgrade = [&app, &upgrader] {
-            // MERGE (issue 14): https = app.tls_listening_fds() once the "app" branch is in.
-            upgrader.start({app.listening_fds(), app.admin_listening_fds(), {}});
+            upgrader.start(
+                {app.listening_fds(), app.admin_listening_fds(), app.tls_listening_fds()});
         };
         if (!cl.user.empty()) {
             // Between binding (ports below 1024 need root) and waiting for signals. The loops

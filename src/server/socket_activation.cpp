@@ -82,8 +82,10 @@ InheritedListeners parse_activation(const ActivationEnv& e, pid_t self, std::str
 std::string listen_fdnames(const InheritedListeners& l) {
     std::string names;
     auto add = [&](const std::vector<int>& fds, const char* name) {
-        for (size_t i = 0; i < fds.size(); ++i)
-            names += (names.empty() ? "" : ":") + std::string(name);
+        for (size_t i = 0; i < fds.size(); ++i) {
+            if (!names.empty()) names += ':';
+            names += name;
+        }
     };
     add(l.http, "http");
     add(l.admin, "admin");

@@ -88,6 +88,10 @@ Session::Session(std::shared_ptr<const Context> context) : context_(std::move(co
 }
 
 Session::~Session() {
+    // OpenSSL takes a session freed before a close_notify for a broken one and drops it from the
+    // session cache. A connection that ends without one (an idle timeout, the client's close)
+    // is not broken: its session stays resumable, as nginx keeps it.
+    if (done_ && !broken_) SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     SSL_free(ssl_);
 }
 
@@ -146,6 +150,7 @@ size_t Session::read(std::string_view& in, char* buf, size_t room, std::string& 
                 break;
             default:
                 status = Status::Failed;
+                broken_ = true;
                 ERR_clear_error();
                 break;
         }
@@ -161,6 +166,7 @@ bool Session::write(std::string_view data, std::string& out) {
     while (!data.empty()) {
         size_t written = 0;
         if (SSL_write_ex(ssl_, data.data(), data.size(), &written) != 1) {
+            broken_ = true;
             ERR_clear_error();
             return false;
         }

@@ -84,6 +84,7 @@ private:
     ssl_st* ssl_ = nullptr;
     Io io_;
     bool done_ = false;
+    bool broken_ = false;  // a record failed after the handshake: the session is not resumable
     Failure failure_ = Failure::None;
 };
 

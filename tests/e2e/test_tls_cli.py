@@ -9,9 +9,6 @@ import pytest
 from ops_e2e import write_config
 from rivet_e2e import BIN, REPO, SLOW
 
-# tls::check and the TlsOptions -> tls::Settings conversion arrive with issue 14's other
-# branches; src/server/tls_check.cpp compiles the check in once this header is there.
-TLS_CHECK_WIRED = (REPO / "src" / "app" / "tls_options.hpp").exists()
 
 
 def run(*args, timeout=10):
@@ -93,7 +90,6 @@ def test_check_config_prints_the_tls_section(tmp_path):
     assert plain.returncode == 0 and "tls" not in json.loads(plain.stdout)
 
 
-@pytest.mark.skipif(not TLS_CHECK_WIRED, reason="needs tls::check (issue 14's branches merged)")
 def test_check_config_names_a_missing_certificate_file(tmp_path):
     _, key = make_cert(tmp_path)
     missing = tmp_path / "missing.pem"

@@ -93,3 +93,40 @@ TEST(AccessLog, ShardsReachTheFileAtFlushAndStop) {
     }
     unlink(path);
 }
+
+namespace {
+
+AccessRecord over_tls(bool resumed) {
+    AccessRecord r = sample();
+    r.user_agent = "";
+    r.secure = true;
+    r.tls_resumed = resumed;
+    r.tls_version = "TLSv1.3";
+    r.tls_cipher = "TLS_AES_128_GCM_SHA256";
+    r.tls_server_name = "a.example\"\x01";  // the client's bytes
+    return r;
+}
+
+}  // namespace
+
+TEST(TlsAccessLog, JsonLinesCarryNginxsSslFields) {
+    std::string j = line(rivet::LogFormat::Json, over_tls(false));
+    EXPECT_NE(j.find("\"user_agent\":\"\",\"ssl_protocol\":\"TLSv1.3\",\"ssl_cipher\":\"TLS_AES_"
+                     "128_GCM_SHA256\",\"ssl_server_name\":\"a.example\\\"\\u0001\","
+                     "\"ssl_session_reused\":\".\"}\n"),
+              std::string::npos)
+        << j;
+    EXPECT_NE(line(rivet::LogFormat::Json, over_tls(true)).find("\"ssl_session_reused\":\"r\"}\n"),
+              std::string::npos);
+}
+
+TEST(TlsAccessLog, PlainLinesAndTextFormatsHaveNone) {
+    AccessRecord plain = over_tls(false);
+    plain.secure = false;
+    EXPECT_EQ(line(rivet::LogFormat::Json, plain).find("ssl_"), std::string::npos);
+    // combined and common stay nginx's formats, which tools parse by position
+    EXPECT_EQ(line(rivet::LogFormat::Combined, over_tls(true)),
+              line(rivet::LogFormat::Combined, plain));
+    EXPECT_EQ(line(rivet::LogFormat::Common, over_tls(true)),
+              line(rivet::LogFormat::Common, plain));
+}

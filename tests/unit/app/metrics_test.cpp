@@ -39,3 +39,35 @@ TEST(Metrics, PerLoopCountsAreSummed) {
     EXPECT_NE(text.find("rivet_http_request_duration_seconds_count 4\n"), std::string::npos);
     EXPECT_NE(text.find("rivet_handler_exceptions_total 2\n"), std::string::npos);
 }
+
+TEST(TlsMetrics, HandshakesAndFailuresByLabel) {
+    Snapshot s;
+    auto& t = s.serving.traffic;
+    t.tls_handshakes = {11, 13, 21, 23};  // full 1.2, full 1.3, resumed 1.2, resumed 1.3
+    for (size_t i = 0; i < rivet::engine::kTlsFailureKinds; ++i) t.tls_failures[i] = 100 + i;
+    std::string text = prometheus_text(s);
+    for (const char* want : {"# TYPE rivet_tls_handshakes_total counter\n",
+                             "rivet_tls_handshakes_total{version=\"1.2\",kind=\"full\"} 11\n",
+                             "rivet_tls_handshakes_total{version=\"1.3\",kind=\"full\"} 13\n",
+                             "rivet_tls_handshakes_total{version=\"1.2\",kind=\"resumed\"} 21\n",
+                             "rivet_tls_handshakes_total{version=\"1.3\",kind=\"resumed\"} 23\n",
+                             "# TYPE rivet_tls_handshake_failures_total counter\n",
+                             "rivet_tls_handshake_failures_total{reason=\"plain_http\"} 100\n",
+                             "rivet_tls_handshake_failures_total{reason=\"timeout\"} 101\n",
+                             "rivet_tls_handshake_failures_total{reason=\"peer_closed\"} 102\n",
+                             "rivet_tls_handshake_failures_total{reason=\"no_common\"} 103\n",
+                             "rivet_tls_handshake_failures_total{reason=\"peer_alert\"} 104\n",
+                             "rivet_tls_handshake_failures_total{reason=\"malformed\"} 105\n"})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    std::string json = status_json(s);
+    EXPECT_NE(json.find("\"resumed_tls13\":23"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"no_common\":103"), std::string::npos) << json;
+}
+
+TEST(TlsMetrics, ZerosWithTlsOff) {  // the same series whatever the configuration
+    std::string text = prometheus_text(Snapshot{});
+    EXPECT_NE(text.find("rivet_tls_handshakes_total{version=\"1.3\",kind=\"resumed\"} 0\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("rivet_tls_handshake_failures_total{reason=\"timeout\"} 0\n"),
+              std::string::npos);
+}

@@ -249,11 +249,7 @@ TEST(TlsCheck, NothingToCheckWithHttpsOff) {
     EXPECT_TRUE(rivet::server::check_tls_files({}).empty());
 }
 
-// Needs tls::check (the "ctx" branch) and app::to_tls_settings (the "app" branch) merged in.
 TEST(TlsCheck, AMissingCertificateFileIsAProblem) {
-#if !__has_include("app/tls_options.hpp")
-    GTEST_SKIP() << "tls::check is not wired in yet (issue 14's branches unmerged)";
-#endif
     rivet::TlsOptions o;
     o.certificates = {{"/nonexistent/rivet-cert.pem", "/nonexistent/rivet-key.pem"}};
     auto problems = rivet::server::check_tls_files(o);

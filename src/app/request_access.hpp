@@ -1,0 +1,16 @@
+// What the framework reads of a Request beyond its public API.
+#pragma once
+
+#include <rivet/request.hpp>
+
+#include "engine/exchange.hpp"
+
+namespace rivet::app {
+
+struct RequestAccess {
+    // The TLS facts of the request's connection, or of the copy a detached request keeps (its
+    // connection may be gone): for the access log of answers made later.
+    static engine::TlsFacts tls(const Request& req);
+};
+
+}  // namespace rivet::app
