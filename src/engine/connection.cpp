@@ -60,7 +60,7 @@ unsigned Connection::loop_index() const {
 }
 
 bool Connection::idle() const {
-    return in_.empty() && !unsent() && !owes();
+    return !input_waiting() && !unsent() && !owes();
 }
 
 Connection::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes, BodyReader&& r)
@@ -144,6 +144,7 @@ void Connection::on_readable() {
     // so that one idle connection cannot wait twice as long.
     keep_unused(buf, used, total, used > 0 || (have == 0 && served_ > 0));
     flush();
+    if (tls_ && tls_->peer_closed && phase_ != Phase::Closed) on_peer_eof();
 }
 
 void Connection::on_peer_eof() {

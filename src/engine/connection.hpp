@@ -155,6 +155,8 @@ private:
         tls::Session session;
         std::string backlog;
         bool first_read = true;
+        bool failure_counted = false;  // a handshake failure is counted once, by reason
+        bool peer_closed = false;      // close_notify came with the last bytes read
     };
     ssize_t receive(char* buf, size_t room);  // as read(2), plaintext; sets input_drained_
     ssize_t receive_tls(char* buf, size_t room);
@@ -167,6 +169,8 @@ private:
     void send_close_notify();
     // Output not yet taken by the socket: the plaintext, or TLS records made from it.
     bool unsent() const { return !out_.empty() || (tls_ && !tls_->backlog.empty()); }
+    // Input read and not yet served: unfinished bytes, or part of a TLS record.
+    bool input_waiting() const { return !in_.empty() || (tls_ && tls_->session.partial_record()); }
 
     // The PROXY protocol header (connection_proxy.cpp).
     void set_peer(const sockaddr_storage& peer);

@@ -124,7 +124,10 @@ void Connection::after_flush() {
     body_pieces_this_flush_ = 0;
     const bool done = !unsent() && !owes();
     if (done && (phase_ == Phase::Closing || peer_eof_)) return begin_close();
-    if (done && in_.empty() && owner_.draining()) return begin_close();
+    // A handshake in progress may finish: the handshake timeout bounds it, as the header
+    // timeout bounds a fresh connection's request.
+    if (done && !input_waiting() && owner_.draining() && phase_ != Phase::Handshake)
+        return begin_close();
     if (phase_ == Phase::Body && body_->continue_owed && !owes()) {
         body_->continue_owed = false;
         send_continue();
@@ -195,7 +198,7 @@ void Connection::on_timeout() {
 
 void Connection::begin_close() {
     if (peer_eof_) return close_now();
-    if (!discarded_input_ && in_.empty()) {
+    if (!discarded_input_ && !input_waiting()) {
         // Closing from the read that did not fill the buffer, the socket is known empty, as
         // nginx reasons too; any later close (a worker's answer, a long body) asks the kernel.
         int unread = 0;
@@ -244,6 +247,9 @@ void Connection::close_when_idle() {
 
 void Connection::close_now() {
     if (phase_ == Phase::Closed) return;
+    // Whatever ends a handshake without a reason of its own (a reset, a hang-up, a failed
+    // write) is the client's doing.
+    if (phase_ == Phase::Handshake) tls_failed(TlsFailure::PeerClosed);
     phase_ = Phase::Closed;
     owner_.loop().timers().cancel(*this);
     drop_upload("the connection closed");

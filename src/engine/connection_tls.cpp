@@ -24,6 +24,8 @@ TlsFailure failure_of(tls::Failure f) {
             return TlsFailure::NoCommon;
         case tls::Failure::PeerAlert:
             return TlsFailure::PeerAlert;
+        case tls::Failure::PeerClosed:
+            return TlsFailure::PeerClosed;
         default:
             return TlsFailure::Malformed;
     }
@@ -88,6 +90,8 @@ ssize_t Connection::receive_tls(char* buf, size_t room) {
     tls::Session::Status status;
     const size_t got = tls_->session.read(in, buf, room, out, status);
     send_tls_output(out);
+    // The socket is emptied only if no record waits half-read inside the session either.
+    input_drained_ = input_drained_ && !tls_->session.partial_record();
     if (phase_ == Phase::Closed) {
         errno = EAGAIN;
         return -1;
@@ -98,6 +102,9 @@ ssize_t Connection::receive_tls(char* buf, size_t room) {
         return -1;
     }
     if (got > 0) {
+        // A close_notify read with the bytes is not announced again: on_readable ends reading
+        // after serving them.
+        if (status == tls::Session::Status::Closed) tls_->peer_closed = true;
         LoopStats::bump(owner_.stats().bytes_in, got);
         return ssize_t(got);
     }
@@ -135,6 +142,8 @@ void Connection::refuse_not_tls(const char* data) {
 }
 
 void Connection::tls_failed(TlsFailure why) {
+    if (tls_->failure_counted) return;
+    tls_->failure_counted = true;
     LoopStats::bump(owner_.stats().tls_failures[size_t(why)]);
 }
 
@@ -147,6 +156,7 @@ void Connection::send_tls_output(std::string& out) {
         const ssize_t n = send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
         sent = n > 0 ? size_t(n) : 0;  // a failed socket shows at the next read or write
     }
+    if (tls_->backlog.empty() && sent < out.size()) write_progress_ms_ = owner_.loop().now_ms();
     tls_->backlog.append(out, sent);
     out.clear();
     if (!tls_->backlog.empty()) update_interest();

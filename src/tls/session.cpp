@@ -103,8 +103,9 @@ Session::Status Session::handshake(std::string_view& in, std::string& out) {
         done_ = true;
         return Status::Ready;
     }
-    if (SSL_get_error(ssl_, r) == SSL_ERROR_WANT_READ) return Status::WantInput;
-    failure_ = classify_error();
+    const int e = SSL_get_error(ssl_, r);
+    if (e == SSL_ERROR_WANT_READ) return Status::WantInput;
+    failure_ = e == SSL_ERROR_ZERO_RETURN ? Failure::PeerClosed : classify_error();
     ERR_clear_error();  // the queue is the thread's: the next connection starts clean
     return Status::Failed;
 }
@@ -181,6 +182,10 @@ void Session::close_notify(std::string& out) {
     Lend lend(io_, none, out);
     SSL_shutdown(ssl_);  // sends ours; the client's is not waited for (the socket closes)
     ERR_clear_error();
+}
+
+bool Session::partial_record() const {
+    return SSL_has_pending(ssl_) == 1;
 }
 
 bool Session::resumed() const {

@@ -23,9 +23,10 @@ class Context;
 // Why a handshake failed, as far as the server can tell.
 enum class Failure : uint8_t {
     None,
-    NoCommon,   // no protocol version, cipher suite or ALPN protocol in common
-    PeerAlert,  // the client sent a fatal alert (it refused our certificate, for one)
-    Malformed,  // not TLS, or a message out of place
+    NoCommon,    // no protocol version, cipher suite or ALPN protocol in common
+    PeerAlert,   // the client sent a fatal alert (it refused our certificate, for one)
+    PeerClosed,  // the client sent close_notify before the handshake ended
+    Malformed,   // not TLS, or a message out of place
 };
 
 class Session {
@@ -50,12 +51,15 @@ public:
     // first records (read() takes them).
     Status handshake(std::string_view& in, std::string& out);
     bool handshake_done() const { return done_; }
+    // Part of a record is read but not yet decrypted: input the client has begun to send.
+    bool partial_record() const;
     Failure failure() const { return failure_; }
 
-    // Decrypts what `in` holds into [buf, buf + room). The plaintext never exceeds the ciphertext
-    // it comes from, so with `room` at least `in.size() + kMaxRecord` every byte fits and
-    // nothing stays behind. Returns the bytes written; `status`: WantInput (all used), Closed or
-    // Failed. A post-handshake message the session must answer leaves through `out`.
+    // Decrypts what `in` holds into [buf, buf + room). `status` Closed may come with bytes (the
+    // client's last request and its close_notify in one read). The plaintext never exceeds the
+    // ciphertext it comes from, so with `room` at least `in.size() + kMaxRecord` every byte fits
+    // and nothing stays behind. Returns the bytes written; `status`: WantInput (all used), Closed
+    // or Failed. A post-handshake message the session must answer leaves through `out`.
     size_t read(std::string_view& in, char* buf, size_t room, std::string& out, Status& status);
     // Encrypts all of `data` into `out` (records of at most 16 KiB). False: the session failed.
     bool write(std::string_view data, std::string& out);

@@ -12,38 +12,10 @@
 #include <string>
 #include <thread>
 
-#include "engine_harness.hpp"
-#include "tls/context.hpp"
+#include "tls_test_support.hpp"
 
 namespace rivet::engine::testing {
 namespace {
-
-// A self-signed certificate for localhost, made once for the suite.
-class EngineTls : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("rivet-engine-tls-" + std::to_string(getpid()));
-        std::filesystem::create_directories(dir_);
-        const std::string cmd =
-            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout '" +
-            (dir_ / "key.pem").string() + "' -out '" + (dir_ / "cert.pem").string() +
-            "' -subj /CN=localhost -days 2 >/dev/null 2>&1";
-        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    }
-    static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-
-    static ServerConfig config() {
-        tls::Settings s;
-        s.certificates.push_back({(dir_ / "cert.pem").string(), (dir_ / "key.pem").string()});
-        ServerConfig c;
-        c.tls = tls::Context::load(s);
-        return c;
-    }
-
-    static std::filesystem::path dir_;
-};
-std::filesystem::path EngineTls::dir_;
 
 // A blocking OpenSSL client on the client end of a harness connection. Reads time out (the
 // socket's SO_RCVTIMEO), so a broken engine fails the test instead of hanging it.
@@ -252,37 +224,13 @@ TEST_F(EngineTls, OldProtocolVersionsAreRefused) {
 TEST_F(EngineTls, RecordsSplitIntoOneByteWritesAreReassembled) {
     EngineHarness h(config());
     auto raw = h.connect(0, nullptr, true);
-    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-    SSL* ssl = SSL_new(ctx);
-    BIO *inner = nullptr, *net = nullptr;
-    ASSERT_EQ(BIO_new_bio_pair(&inner, 0, &net, 0), 1);
-    SSL_set_bio(ssl, inner, inner);
-    SSL_set_connect_state(ssl);
-    const std::string req = get("/split");
-    bool sent_request = false;
+    MemClient c(*raw);
+    ASSERT_TRUE(c.handshake(1));
+    raw->send_in_pieces(c.cipher_of(get("/split")), 1, 0ms);
     std::string plain;
-    for (int round = 0; round < 200 && plain.find("GET /split") == std::string::npos; ++round) {
-        int hs = SSL_do_handshake(ssl);
-        if (hs == 1 && !sent_request) {
-            ASSERT_EQ(SSL_write(ssl, req.data(), int(req.size())), int(req.size()));
-            sent_request = true;
-        }
-        char buf[16384];
-        int out = BIO_read(net, buf, sizeof buf);
-        if (out > 0) raw->send_in_pieces({buf, size_t(out)}, 1, 0ms);
-        std::string got = raw->read_for(20ms);
-        raw->clear();
-        if (!got.empty()) BIO_write(net, got.data(), int(got.size()));
-        if (hs == 1) {
-            int n = SSL_read(ssl, buf, sizeof buf);
-            if (n > 0) plain.append(buf, size_t(n));
-        }
-        ERR_clear_error();
-    }
+    for (int i = 0; i < 20 && plain.find("GET /split") == std::string::npos; ++i)
+        plain += c.plain_for(50ms);
     EXPECT_NE(plain.find("GET /split body="), std::string::npos) << plain;
-    SSL_free(ssl);
-    BIO_free(net);
-    SSL_CTX_free(ctx);
 }
 
 }  // namespace
