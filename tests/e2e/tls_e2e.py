@@ -48,8 +48,10 @@ class TlsConn(Conn):
             pass
 
 
-def tls_connect(srv, certs, server_hostname="localhost", **ctx_kw) -> TlsConn:
-    return TlsConn(srv.host, srv.tls_port, client_context(certs, **ctx_kw), server_hostname)
+def tls_connect(srv, certs, server_hostname="localhost", timeout: float = 10.0,
+                **ctx_kw) -> TlsConn:
+    return TlsConn(srv.host, srv.tls_port, client_context(certs, **ctx_kw), server_hostname,
+                   timeout)
 
 
 def tls_get(srv, certs, target: str, **kw):
