@@ -41,11 +41,11 @@ struct PeerIp {
 // the connection is open (an answer made later must copy what it keeps).
 struct TlsFacts {
     bool secure = false;
-    bool resumed = false;           // the handshake resumed an earlier session
-    std::string_view server_name;   // the SNI name the client asked for; empty: none
-    std::string_view version;       // "TLSv1.3", "TLSv1.2"
-    std::string_view cipher;        // "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"
-    std::string_view alpn;          // "http/1.1"; empty: the client offered no ALPN
+    bool resumed = false;          // the handshake resumed an earlier session
+    std::string_view server_name;  // the SNI name the client asked for; empty: none
+    std::string_view version;      // "TLSv1.3", "TLSv1.2"
+    std::string_view cipher;       // "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"
+    std::string_view alpn;         // "http/1.1"; empty: the client offered no ALPN
 };
 
 // What a Deferred and its connection's slot share: who ended the wait, the answer (complete)

@@ -11,16 +11,16 @@ namespace rivet::engine {
 
 // Why a TLS handshake did not finish (metrics: rivet_tls_handshake_failures_total{reason}).
 enum class TlsFailure : uint8_t {
-    PlainHttp,    // plain HTTP sent to the TLS port: answered 400 and closed
-    Timeout,      // the handshake timeout ran out (a slow or silent client)
-    PeerClosed,   // the client closed or reset during the handshake
-    NoCommon,     // no protocol version, cipher suite or ALPN protocol in common
-    PeerAlert,    // the client refused us with an alert (an unknown CA, a bad certificate)
-    Malformed,    // bytes that are not TLS, or a TLS message out of place
+    PlainHttp,   // plain HTTP sent to the TLS port: answered 400 and closed
+    Timeout,     // the handshake timeout ran out (a slow or silent client)
+    PeerClosed,  // the client closed or reset during the handshake
+    NoCommon,    // no protocol version, cipher suite or ALPN protocol in common
+    PeerAlert,   // the client refused us with an alert (an unknown CA, a bad certificate)
+    Malformed,   // bytes that are not TLS, or a TLS message out of place
 };
 inline constexpr size_t kTlsFailureKinds = 6;
 inline const char* tls_failure_name(TlsFailure f) {
-    constexpr const char* names[kTlsFailureKinds] = {"plain_http", "timeout",     "peer_closed",
+    constexpr const char* names[kTlsFailureKinds] = {"plain_http", "timeout",    "peer_closed",
                                                      "no_common",  "peer_alert", "malformed"};
     return names[size_t(f)];
 }

@@ -38,7 +38,7 @@ struct Timeouts {  // milliseconds
     uint64_t write_ms = 60'000;
     uint64_t linger_ms = 2'000;
     uint64_t drain_ms = 10'000;
-    uint64_t drain_grace_ms = 0;  // App::run's; the engine has begin_lame_duck()
+    uint64_t drain_grace_ms = 0;     // App::run's; the engine has begin_lame_duck()
     uint64_t handshake_ms = 10'000;  // a TLS handshake, from the accept
 };
 
