@@ -1,8 +1,11 @@
 """TLS operations: the certificate swapped on SIGHUP under load with zero failed requests, a bad
 file at SIGHUP keeping the old certificate, --check-config on expired certificates and
-mismatched keys, the plain-HTTP redirect and HSTS, and the bytes an idle TLS connection holds."""
+mismatched keys, the plain-HTTP redirect and HSTS, the access log's TLS fields, and the bytes an
+idle TLS connection holds."""
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -12,7 +15,7 @@ import pytest
 from ops_e2e import rss_kib, wait_for
 from rivet_e2e import BIN, SANITIZED, SLOW, build_request, raise_nofile
 from tls_certs import served_certificate
-from tls_e2e import client_context, start_tls, tls_connect, tls_get
+from tls_e2e import TlsConn, client_context, start_tls, tls_connect, tls_get
 
 
 def live_copy(tmp_path, leaf):
@@ -196,3 +199,30 @@ def test_idle_tls_connection_memory_bound(rivet, tls_certs):
         c.close()
     print(f"idle TLS connection: {per_conn:.0f} bytes of RSS each")
     assert per_conn < 64 * 1024, f"{per_conn:.0f} bytes per idle TLS connection"
+
+
+def test_access_log_tls_fields(rivet, tls_certs, tmp_path):
+    import json
+    from ops_e2e import log_lines
+    log = tmp_path / "access.json"
+    srv = start_tls(rivet, tls_certs, "--access-log", log, "--log-format", "json",
+                    base=("--threads", "1", "--workers", "1"))
+    ctx = client_context(tls_certs, max_version=ssl.TLSVersion.TLSv1_2)
+    with TlsConn(srv.host, srv.tls_port, ctx) as first:
+        assert first.request("GET", "/hello?a").status == 200
+        session = first.sock.session
+    raw = socket.create_connection((srv.host, srv.tls_port), timeout=10 * SLOW)
+    with ctx.wrap_socket(raw, server_hostname="localhost", session=session) as s:
+        assert s.session_reused
+        s.sendall(build_request("GET", "/hello?b"))
+        assert b"Hello, World!" in s.recv(4096)
+    assert srv.get("/hello?plain").status == 200
+    srv.stop()
+    docs = {d["uri"]: d for d in map(json.loads, log_lines(log))}
+    a, b, plain = docs["/hello?a"], docs["/hello?b"], docs["/hello?plain"]
+    for d in (a, b):
+        assert d["ssl_protocol"] == "TLSv1.2" and d["ssl_server_name"] == "localhost", d
+        cipher = d["ssl_cipher"]
+        assert cipher.startswith("ECDHE-ECDSA-") and ("GCM" in cipher or "CHACHA20" in cipher), d
+    assert a["ssl_session_reused"] == "." and b["ssl_session_reused"] == "r", (a, b)
+    assert not any(k.startswith("ssl_") for k in plain), plain
