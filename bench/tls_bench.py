@@ -10,10 +10,13 @@ nginx, ...), each on a fresh server.
 
 Scenarios:
     tls_hello_c100        wrk, keep-alive GET /hello over TLS, 100 connections
-    tls_full_close        wrk, GET /hello with `Connection: close`, 100 connections: every
-                          request a full handshake (wrk never resumes)
-    tls_resumed_close     tests/e2e/go/tlsclient -load: every request on a new connection that
-                          resumes through a shared client session cache (32 clients)
+    tls_full_close        tests/e2e/go/tlsclient -load -resume=false: every request on a new
+                          connection, a full handshake each (32 clients)
+    tls_resumed_close     the same with a shared client session cache: every handshake after
+                          each client's first resumes
+    tls_close_wrk_c100    wrk, GET /hello with `Connection: close`, 100 connections: wrk offers
+                          the session of its previous connection, so it resumes where the
+                          server's tickets allow it (a TLS 1.3 ticket is used once)
     tls_static_100k_c100  wrk, keep-alive GET of a 100 KiB file over TLS, 100 connections
     tls_idle              bench/tls_idle_memory.py: bytes of RSS per idle keep-alive TLS
                           connection (after one request each)
@@ -48,8 +51,9 @@ from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERVERS = ("rivet", "nginx")
-SCENARIOS = ("tls_hello_c100", "tls_full_close", "tls_resumed_close", "tls_static_100k_c100",
-             "tls_idle")
+SCENARIOS = ("tls_hello_c100", "tls_full_close", "tls_resumed_close", "tls_close_wrk_c100",
+             "tls_static_100k_c100", "tls_idle")
+GO_SCENARIOS = ("tls_full_close", "tls_resumed_close")
 
 
 class Fleet:
@@ -71,7 +75,7 @@ class Fleet:
     def _build_go(self) -> Path | None:
         go = shutil.which("go")
         if not go:
-            log("tls bench: go not installed: tls_resumed_close skipped (scripts/setup.sh)")
+            log("tls bench: go not installed: the handshake scenarios are skipped (scripts/setup.sh)")
             return None
         out = self.tmp / "tlsclient"
         r = subprocess.run([go, "build", "-o", str(out), "."], cwd=REPO / "tests/e2e/go",
@@ -128,16 +132,17 @@ def check(fleet: Fleet, port: int, path: str, want: bytes) -> tuple[str, str]:
 def load(fleet: Fleet, sc: str, port: int, seconds: int, out_path: Path) -> dict:
     client = ["taskset", "-c", str(fleet.args.client_cpu)]
     url = f"https://127.0.0.1:{port}"
-    if sc == "tls_resumed_close":
+    if sc in GO_SCENARIOS:
         cmd = client + [str(fleet.go_client), "-url", f"https://localhost:{port}/hello", "-ca",
-                        str(fleet.certs.ca), "-load", f"{seconds}s", "-conc", "32"]
+                        str(fleet.certs.ca), "-load", f"{seconds}s", "-conc", "32",
+                        f"-resume={'true' if sc == 'tls_resumed_close' else 'false'}"]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
         out_path.write_text(r.stdout + r.stderr)
         res = json.loads(r.stdout.strip().splitlines()[-1])
         return {"requests": res["requests"], "errors": res["errors"],
                 "resumed": res["resumed"], "requests_per_s": res["per_second"]}
     wrk_args = {"tls_hello_c100": ("/hello", []),
-                "tls_full_close": ("/hello", ["header=Connection: close"]),
+                "tls_close_wrk_c100": ("/hello", ["header=Connection: close"]),
                 "tls_static_100k_c100": ("/100k.txt", [])}[sc]
     cmd = client + ["wrk", "-t1", "-c100", f"-d{seconds}s", "--latency", "-s",
                     str(BENCH_DIR / "wrk.lua"), url + wrk_args[0]]
@@ -204,8 +209,12 @@ def report(runs: list[dict], command: str) -> str:
             cpu = stats.median_runs(rs, "cpu_us_per_request")
             errs = sum(r["errors"] for r in rs)
             med[name] = (rps["median"] if rps else None, cpu["median"] if cpu else None)
+            resumed = ""
+            if all("resumed" in r for r in rs):
+                share = sum(r["resumed"] for r in rs) / max(1, sum(r["requests"] for r in rs))
+                resumed = f"; {share:.0%} resumed"
             lines.append(f"| {sc} | {name} | {rps['median']:,.0f} | {cpu['median']:.1f} | {errs} "
-                         f"| {rs[0]['version']}, {rs[0]['cipher']} | |")
+                         f"| {rs[0]['version']}, {rs[0]['cipher']}{resumed} | |")
         if "rivet" in med and "nginx" in med:
             a, b = med["rivet"], med["nginx"]
             if a[0] == "bytes":
@@ -241,8 +250,8 @@ def main() -> None:
     runs = []
     with tempfile.TemporaryDirectory(prefix="rivet-tls-bench-") as tmp:
         fleet = Fleet(Path(tmp), args)
-        if fleet.go_client is None and "tls_resumed_close" in scenarios:
-            scenarios.remove("tls_resumed_close")
+        if fleet.go_client is None:
+            scenarios = [x for x in scenarios if x not in GO_SCENARIOS]
         for rep in range(args.reps):
             for sc in scenarios:
                 for name in servers:  # interleaved: drift hits both alike
