@@ -130,6 +130,11 @@ def ids(pid):
 def test_user_nobody_serves_as_nobody(rivet):
     nobody = pwd.getpwnam("nobody")
     srv = rivet(("--threads", "2", "--workers", "2", "--user", "nobody"))
+    # The drop comes after the listening line (App::run's on_started, with the loops running):
+    # its log line says it is done.
+    deadline = time.monotonic() + 10 * SLOW
+    while "running as user nobody" not in srv.stderr() and time.monotonic() < deadline:
+        time.sleep(0.02)
     r = srv.get("/hello")
     assert r.status == 200, r
     assert ids(srv.proc.pid) == {"Uid": [nobody.pw_uid] * 4, "Gid": [nobody.pw_gid] * 4}
