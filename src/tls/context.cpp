@@ -185,7 +185,13 @@ int on_ticket(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_CIPHER_CTX* 
     if (EVP_DecryptInit_ex(cipher, impl->ticket_cipher, nullptr, found->key.aes_key, iv) != 1)
         return -1;
     if (!set_mac_key(mac, found->key)) return -1;
-    return found->match == TicketKeys::Match::Current ? 1 : 2;
+    // 2 asks for a new ticket. A TLS 1.3 ticket is used once (RFC 8446 §C.4), so a client
+    // that offers each connection the session of the one before (wrk, s_client -sess_in)
+    // resumes every time only if each resumption brings a new one; a TLS 1.2 ticket may be
+    // offered again and is renewed only when an older key opened it.
+    const bool renew = found->match == TicketKeys::Match::Previous ||
+                       SSL_version(ssl) == TLS1_3_VERSION;
+    return renew ? 2 : 1;
 }
 
 }  // namespace
@@ -249,7 +255,8 @@ std::shared_ptr<const Context> Context::load(const Settings& settings,
         if (tickets) SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx.get(), on_ticket);
         // TLS 1.3 sends its tickets after the handshake; OpenSSL's default is 2. Clients resume
         // from the newest one they hold (curl, Go, Python each keep one per host), so a second
-        // ticket is a seal and a record per full handshake that is never used. With neither
+        // ticket is a seal and a record per full handshake that is never used; each resumption
+        // brings a new one (on_ticket). With neither
         // tickets nor cache there is nothing to resume: none.
         SSL_CTX_set_num_tickets(ctx.get(), tickets || cache ? 1 : 0);
         impl.entries.push_back({std::move(ctx), c.cert_file, std::move(c.names), c.expires});

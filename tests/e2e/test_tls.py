@@ -226,9 +226,6 @@ def test_wrk_over_https(srv):
 # C.4), so a resumed handshake must hand out a fresh ticket for the next connection.
 
 
-@pytest.mark.xfail(strict=True, reason="server: no TLS 1.3 ticket after a resumed handshake "
-                   "(src/tls/context.cpp sets num_tickets 1; OpenSSL counts the resumption as "
-                   "one), so every other chained connection is a full handshake")
 def test_chained_resumption_every_time(srv, tmp_path):
     outcomes = []
     prev = None
