@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/connection.hpp"
+#include "engine/http1/session.hpp"
 #include "engine/io_thread.hpp"
 
 namespace rivet::engine {
@@ -22,7 +22,7 @@ void rebase_head(http::RequestHead& head, std::vector<http::Header>& fields, con
     }
 }
 
-BodyStream::BodyStream(IoThread& t, Connection& c, const http::RequestHead& h,
+BodyStream::BodyStream(IoThread& t, Http1Session& c, const http::RequestHead& h,
                        std::string_view head_bytes, uint64_t limit)
     : thread(t),
       connection(&c),

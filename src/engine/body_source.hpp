@@ -29,7 +29,7 @@
 
 namespace rivet::engine {
 
-class Connection;
+class Http1Session;
 class IoThread;
 
 struct BodyPiece {
@@ -52,7 +52,7 @@ public:
 
     // `head` lies at `head_bytes` in the input: its bytes are copied, so that the head outlives
     // the connection's buffer (and the request after it).
-    BodyStream(IoThread& thread, Connection& connection, const http::RequestHead& head,
+    BodyStream(IoThread& thread, Http1Session& connection, const http::RequestHead& head,
                std::string_view head_bytes, uint64_t limit);
 
     // Decodes the next piece out of `in` into piece_. Returns the bytes of `in` used; `made` is
@@ -64,7 +64,7 @@ public:
     void deliver_later();  // the same, from a task posted to the loop
 
     IoThread& thread;
-    Connection* connection;  // null once the connection is done with the body (or gone)
+    Http1Session* connection;  // null once the connection is done with the body (or gone)
     http::RequestHead head;
     State state = State::Open;
     bool continue_owed = false;  // Expect: 100-continue not answered yet

@@ -1,45 +1,49 @@
-// Connection, the reading side: from bytes on the socket to requests handed to the application.
+// Connection: the socket side every protocol shares; the stages before the session.
 #include "engine/connection.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <unistd.h>
 
+#include "engine/http1/session.hpp"
 #include "engine/io_thread.hpp"
+#include "engine/transport_tls.hpp"
 
 namespace rivet::engine {
 
 Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer, bool tls)
-    : owner_(owner), fd_(fd), id_(id) {
+    : owner_(owner), fd_(fd), id_(id), accepted_ms_(owner.loop().now_ms()), tls_listener_(tls) {
     set_peer(peer);
     if (tls) {
-        tls_ = std::make_unique<TlsState>(owner_.config().tls);
-        phase_ = Phase::Handshake;  // timed from the accept, handshake_ms
-    } else if (owner_.config().proxy_protocol) {
-        expect_proxy_header(peer);
+        transport_ = std::make_unique<TlsTransport>(owner_, fd, owner_.config().tls);
+        stage_ = Stage::Handshake;
+    } else {
+        transport_ = std::make_unique<TcpTransport>(owner_, fd);
     }
-    head_started_ms_ = owner_.loop().now_ms();
+    if (owner_.config().proxy_protocol) expect_proxy_header(peer);
     interest_ = net::kReadable;
-    arm_timer();
-}
-
-void Connection::start() {
-    // The listener defers accepting until a connection's first bytes have arrived
-    // (TCP_DEFER_ACCEPT), so the request is usually here already: serve it now. A connection
-    // answered and closed in this call (Connection: close) never touches epoll; one that stays
-    // registers with the interest its phase asks for.
-    on_readable();
-    if (phase_ == Phase::Closed) return;
-    registered_ = true;
-    owner_.loop().add(fd_, interest_, this);
+    if (stage_ != Stage::Session) arm_stage_timer();
 }
 
 Connection::~Connection() {
     owner_.loop().timers().cancel(*this);
+}
+
+void Connection::start() {
+    // The listener defers accepting until a connection's first bytes have arrived
+    // (TCP_DEFER_ACCEPT), so they are usually here already: serve them now. A connection
+    // answered and closed in this call (Connection: close) never touches epoll; one that stays
+    // registers with the interest its stage and session ask for.
+    if (stage_ == Stage::ProxyHeader)
+        read_proxy_header();
+    else
+        begin_transport({});
+    if (stage_ == Stage::Closed) return;
+    registered_ = true;
+    owner_.loop().add(fd_, interest_, this);
 }
 
 std::string Connection::peer_address() const {
@@ -60,302 +64,159 @@ unsigned Connection::loop_index() const {
 }
 
 bool Connection::idle() const {
-    return !input_waiting() && !unsent() && !owes();
+    return stage_ == Stage::Session ? session_->idle() : !transport_->input_pending();
 }
 
-Connection::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes, BodyReader&& r)
-    : head(h), fields(h.headers.begin(), h.headers.end()), head_bytes(bytes), reader(std::move(r)) {
-    head.headers = fields;
+TlsTransport& Connection::tls() {
+    return static_cast<TlsTransport&>(*transport_);
 }
 
-Connection::BodyInProgress::~BodyInProgress() {
-    if (budget) budget->give_back(wanted);
+void Connection::set_interest(uint8_t events) {
+    if (events == interest_) return;
+    interest_ = events;
+    if (registered_) owner_.loop().modify(fd_, events, this);  // else start() adds it so
 }
 
-void Connection::BodyInProgress::rebase(const char* from, size_t len, const char* to) {
-    rebase_head(head, fields, from, len, to);
+void Connection::schedule(uint64_t ms) {
+    owner_.loop().timers().schedule(*this, ms);
 }
 
-// ---- reading ----
+void Connection::cancel_timer() {
+    owner_.loop().timers().cancel(*this);
+}
 
 void Connection::on_io(uint32_t events) {
-    if (phase_ == Phase::Closed) return;
+    retired_.reset();
+    if (stage_ == Stage::Closed) return;
     if (events & net::kHangup) {
-        // Both directions are gone (reset, or our lingering shutdown met the client's close):
+        // Both directions are gone (reset, or a lingering shutdown met the client's close):
         // nothing can be sent any more.
         return close_now();
     }
-    if (events & net::kWritable) flush();
-    if (events & net::kReadable) on_readable();
+    switch (stage_) {
+        case Stage::Session:
+            if (events & net::kWritable) session_->on_writable();
+            if ((events & net::kReadable) && stage_ == Stage::Session) session_->on_readable();
+            return;
+        case Stage::Handshake:
+            // Handshake messages the socket did not take go first.
+            if ((events & net::kWritable) && !transport_->flush_backlog() && errno != EAGAIN &&
+                errno != EINTR)
+                return close_now();
+            if (events & net::kReadable) run_handshake();
+            if (stage_ == Stage::Handshake)
+                set_interest(uint8_t(net::kReadable | (transport_->backlog() ? uint8_t(net::kWritable) : 0)));
+            return;
+        case Stage::ProxyHeader:
+            if (events & net::kReadable) read_proxy_header();
+            return;
+        case Stage::Closed:
+            return;
+    }
 }
 
-void Connection::on_readable() {
-    if (phase_ == Phase::Lingering) return drop_input();
-    if (phase_ == Phase::Stream && (!upload_->waiting || !in_.empty())) {
-        // Nobody asks for the body (the socket waits), or a piece is still buffered.
-        return kicked();
-    }
-    if (phase_ != Phase::Head && phase_ != Phase::Body && phase_ != Phase::Stream &&
-        phase_ != Phase::ProxyHeader && phase_ != Phase::Handshake)
-        return;
-    // What the read below learns about the socket holds only until this call returns.
-    struct Forget {
-        bool& drained;
-        ~Forget() { drained = false; }
-    } forget{input_drained_};
-
-    // A short unfinished head moves back into the shared buffer and the read lands behind it,
-    // so the common case (a request split across two reads) costs one small copy and leaves the
-    // connection without a buffer of its own. A body in progress, or a long head, grows in_.
-    const size_t have = in_.size();
-    const bool shared = phase_ != Phase::Body && have <= kTailToShared;
-    char* buf;
-    size_t room;
-    if (shared) {
-        buf = owner_.read_buffer();
-        room = IoThread::kReadBufferSize - have;
-        if (have > 0) {
-            std::memcpy(buf, in_.data(), have);
-            std::string().swap(in_);
-        }
-    } else {
-        const char* before = in_.data();
-        in_.resize(have + IoThread::kReadBufferSize);
-        if (body_ && in_.data() != before) body_->rebase(before, have, in_.data());
-        buf = in_.data();
-        room = IoThread::kReadBufferSize;
-    }
-    ssize_t n = receive(buf + have, room);
-    if (!shared)
-        in_.resize(have + size_t(n > 0 ? n : 0));
-    else if (n <= 0 && have > 0)
-        in_.assign(buf, have);  // nothing new: keep what we had
-    if (n < 0) {
-        if (errno != EAGAIN && errno != EINTR) close_now();
-        return;
-    }
-    if (phase_ == Phase::Closed) return;
-    if (n == 0) return on_peer_eof();
-
-    const size_t total = have + size_t(n);
-    const size_t used = serve_input(buf, total);
-    if (phase_ == Phase::Closed) return;
-    // A new head's clock starts with its first byte; a fresh connection's runs from the accept,
-    // so that one idle connection cannot wait twice as long.
-    keep_unused(buf, used, total, used > 0 || (have == 0 && served_ > 0));
-    flush();
-    if (tls_ && tls_->peer_closed && phase_ != Phase::Closed) on_peer_eof();
+void Connection::arm_stage_timer() {
+    const auto& t = owner_.config().timeouts;
+    // From the accept, whatever the client sends meanwhile: a slow header or handshake cannot
+    // hold the connection past it.
+    const uint64_t deadline = accepted_ms_ + (stage_ == Stage::Handshake ? t.handshake_ms : t.header_ms);
+    const uint64_t now = owner_.loop().now_ms();
+    schedule(deadline > now ? deadline - now : 0);
 }
 
-void Connection::on_peer_eof() {
-    // The client sent all it will; answer what it asked, then close.
-    peer_eof_ = true;
-    // Half a request can never be finished now: unless answers are owed, close at once.
-    if (!unsent() && !owes()) return close_now();
-    // An answer still being worked on (a Deferred) is abandoned, as nginx treats a client's EOF
-    // while its request waits (499): the client went away, so the work stops. What is already
-    // answered would be lost with it, which a client that half-closes risks only while a
-    // handler waits; answers made at once still reach it (they are sent before the EOF is read).
-    if (awaits_deferred()) return close_now();
-    end_reading();
-    std::string().swap(in_);
-    update_interest();
+void Connection::on_timeout() {
+    if (stage_ == Stage::Session) return session_->on_timeout();
+    // The PROXY header or the handshake took too long: close quietly, as nginx does.
+    if (stage_ == Stage::Handshake) tls().count_failure(TlsFailure::Timeout);
+    close_now();
 }
 
-// Serves what `data` holds: the rest of the body in progress, then every complete request after
-// it. Returns the bytes used; the rest is an unfinished request (or input that will not be read).
-size_t Connection::serve_input(const char* data, size_t len) {
-    struct Serving {
-        bool& flag;
-        bool before;
-        ~Serving() { flag = before; }
-    } serving{serving_, serving_};
-    serving_ = true;
-    size_t pos = 0;
-    if (phase_ == Phase::Body)
-        pos = finish_body(data, len);
-    else if (phase_ == Phase::Stream)
-        pos = feed_upload(data, len);
-    else if (phase_ == Phase::ProxyHeader)
-        pos = read_proxy_header(data, len);  // then Head, or Closed
-    while (pos < len && phase_ == Phase::Head) {
-        if (should_pause()) {
-            phase_ = Phase::Paused;  // after_flush resumes with what is left in in_
-            break;
-        }
-        http::RequestHead head;
-        auto r = http::parse_request_head({data + pos, len - pos}, head, owner_.header_storage(),
-                                          owner_.parser_limits(), &head_scan_);
-        if (r.kind == http::ParseResult::Incomplete) break;
-        head_scan_ = {};
-        if (r.kind == http::ParseResult::Error) {
-            fail(r.status, r.reason);
-            break;
-        }
-        const size_t hb = r.head_bytes;
-        BodyPlan plan{owner_.config().limits.max_body, BodyPlan::Mode::Buffered, nullptr};
-        owner_.app().plan_body(head, plan);
-        if (head.framing == http::BodyFraming::ContentLength && head.content_length > plan.limit) {
-            fail(413, "content too large", &head);  // before reading any of it
-            break;
-        }
-        if (plan.mode == BodyPlan::Mode::Streamed) {
-            start_upload(head, {data + pos, hb}, plan);
-            pos += hb;
-            if (phase_ == Phase::Stream) pos += feed_upload(data + pos, len - pos);
-            continue;
-        }
-        if (head.framing == http::BodyFraming::None) {
-            pos += hb;
-            input_follows_ = pos < len || !input_drained_;
-            dispatch(head, {}, plan.tag);
-            continue;
-        }
-        BodyReader reader(head, plan.limit);
-        auto status = reader.read({data + pos + hb, len - pos - hb});
-        if (status == BodyReader::Status::Error) {
-            fail(reader.error_status(), reader.error_reason(), &head);
-            break;
-        }
-        if (status == BodyReader::Status::NeedMore) {
-            begin_body(head, hb, std::move(reader), plan);  // the head stays where it is, at pos
-            break;
-        }
-        pos += hb + reader.consumed();
-        input_follows_ = pos < len || !input_drained_;
-        dispatch(head, reader.body(), plan.tag);
+void Connection::begin_transport(std::string_view input) {
+    if (!tls_listener_) return begin_session(input);
+    stage_ = Stage::Handshake;
+    if (!input.empty()) tls().prepend_input(input);
+    arm_stage_timer();
+    run_handshake();
+}
+
+void Connection::run_handshake() {
+    switch (tls().handshake()) {
+        case TlsTransport::Step::More:
+            if (tls().unread_input()) owner_.kick(*this);  // more of a PROXY read waits
+            return;
+        case TlsTransport::Step::Failed:
+            return close_now();  // after the alert the handshake sent, as far as it went
+        case TlsTransport::Step::PlainHttp:
+            return refuse_plain_http();
+        case TlsTransport::Step::Done:
+            // The request head's clock starts now, as nginx's client_header_timeout does after
+            // the handshake: the handshake had its own.
+            return begin_session({});
     }
-    return pos;
 }
 
-void Connection::begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader,
-                            const BodyPlan& plan) {
-    body_ = std::make_unique<BodyInProgress>(head, head_bytes, std::move(reader));
-    body_->tag = plan.tag;
-    body_->wanted =
-        head.framing == http::BodyFraming::ContentLength ? head.content_length : plan.limit;
-    if (reserve_body()) {
-        phase_ = Phase::Body;
-    } else {
-        phase_ = Phase::BodyWait;  // no 100 Continue yet: the client may as well wait
-        owner_.wait_for_budget(*this);
-    }
-    if (!head.expect_continue) return;
-    // An interim answer must not overtake the answers before it.
-    if (owes() || phase_ == Phase::BodyWait)
-        body_->continue_owed = true;
-    else
-        send_continue();
+// A request in plain HTTP on the TLS port gets a plain-HTTP 400 that says where it went wrong,
+// as nginx answers, from an HTTP/1.1 session on the bare socket.
+void Connection::refuse_plain_http() {
+    transport_ = std::make_unique<TcpTransport>(owner_, transport_->release());
+    stage_ = Stage::Session;
+    auto session = std::make_unique<Http1Session>(*this);
+    Http1Session& http = *session;
+    session_ = std::move(session);
+    http.refuse(400, "the plain HTTP request was sent to the HTTPS port");
 }
 
-bool Connection::reserve_body() {
-    if (!owner_.budget().try_take(body_->wanted)) return false;
-    body_->budget = &owner_.budget();
-    return true;
+// The protocol is known: what ALPN chose on TLS (HTTP/2 will be chosen here), HTTP/1.1 else.
+void Connection::begin_session(std::string_view input) {
+    stage_ = Stage::Session;
+    session_ = std::make_unique<Http1Session>(*this);
+    session_->start(input);
+}
+
+void Connection::hand_off(std::unique_ptr<Session> next, std::string_view input) {
+    retired_ = std::move(session_);
+    session_ = std::move(next);
+    session_->start(input);
+}
+
+void Connection::complete(uint64_t sequence, Reply&& reply) {
+    if (stage_ == Stage::Session) session_->complete(sequence, std::move(reply));
 }
 
 bool Connection::admit_waiting_body() {
-    if (phase_ != Phase::BodyWait) return true;  // closed, or no longer waiting
-    if (!reserve_body()) return false;
-    phase_ = Phase::Body;
-    flush();  // after_flush: the owed 100 Continue, reading, the body timer
-    return true;
+    return stage_ != Stage::Session || session_->admit_waiting_body();
 }
 
-// Phase::Body: `data` starts with the waiting head. Returns the bytes of the finished request,
-// or 0 while its body is still incomplete.
-size_t Connection::finish_body(const char* data, size_t len) {
-    const size_t hb = body_->head_bytes;
-    auto status = body_->reader.read({data + hb, len - hb});
-    if (status == BodyReader::Status::NeedMore) return 0;
-    // The head leaves body_ before the application sees it: an answer that ends reading (and so
-    // drops a body in progress) must not free the head it is answering.
-    std::unique_ptr<BodyInProgress> done = std::move(body_);
-    phase_ = Phase::Head;
-    if (status == BodyReader::Status::Error) {
-        fail(done->reader.error_status(), done->reader.error_reason(), &done->head);
-        return 0;
-    }
-    input_follows_ = hb + done->reader.consumed() < len || !input_drained_;
-    dispatch(done->head, done->reader.body(), done->tag);
-    return hb + done->reader.consumed();
+void Connection::kicked() {
+    retired_.reset();
+    if (stage_ == Stage::Session) return session_->kicked();
+    if (stage_ == Stage::Handshake) run_handshake();
 }
 
-// Keeps the bytes serve_input() did not use, in in_ (which `data` may already be).
-void Connection::keep_unused(const char* data, size_t used, size_t len, bool head_restarts) {
-    const bool own = data == in_.data();
-    if (phase_ == Phase::Closing || phase_ == Phase::Lingering) {
-        if (used < len) discarded_input_ = true;
-        std::string().swap(in_);
-        return;
-    }
-    if (used == len) {
-        std::string().swap(in_);  // an idle connection keeps no buffer
-        return;
-    }
-    if (!own) {
-        in_.assign(data + used, len - used);
-    } else if (used > 0) {
-        in_.erase(0, used);
-    }
-    if (body_ && (!own || used > 0)) body_->rebase(data + used, len - used, in_.data());
-    if (head_restarts && phase_ == Phase::Head) head_started_ms_ = owner_.loop().now_ms();
+void Connection::close_when_idle() {
+    // A handshake or PROXY header in progress may finish: their timeouts bound them, as the
+    // header timeout bounds a fresh connection's request.
+    if (stage_ == Stage::Session) session_->close_when_idle();
 }
 
-void Connection::dispatch(const http::RequestHead& head, std::string_view body, const void* tag,
-                          BodyStream* stream) {
-    ++served_;
-    LoopStats::bump(owner_.stats().requests);
-    struct Forget {
-        bool& follows;
-        ~Forget() { follows = false; }
-    } forget{input_follows_};
-    Exchange exchange(*this, head, body, tag, stream);
-    try {
-        owner_.app().serve(exchange);
-    } catch (...) {
-        // The application logs and counts its handlers' exceptions; this is the last guard.
-        if (!exchange.answered()) exchange.respond_simple(500, "Internal Server Error\n");
-        return;
-    }
-    if (!exchange.answered()) exchange.respond_simple(500, "the handler sent no response\n");
-}
-
-// No more requests are read: an answer said "Connection: close", the request was refused, the
-// client finished, or the server drains.
-void Connection::end_reading() {
-    // Never while finish_body() uses body_ (see there).
-    if (phase_ == Phase::Body || phase_ == Phase::BodyWait) body_.reset();
-    drop_upload("the request was answered before its body ended");
-    if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::BodyWait ||
-        phase_ == Phase::Stream || phase_ == Phase::Paused || phase_ == Phase::ProxyHeader ||
-        phase_ == Phase::Handshake)
-        phase_ = Phase::Closing;
-}
-
-bool Connection::should_pause() const {
-    // Answers made in this read sit in the loop's write buffer until the flush: they count.
-    size_t unsent = out_.empty() ? owner_.write_buffer().size() : out_.size() - out_sent_;
-    if (unsent > owner_.config().limits.output_high_water) return true;
-    return sending_body() ||
-           (pending_ && pending_->slots.size() >= owner_.config().limits.max_pipelined);
-}
-
-// Buffered requests are not announced again by epoll: serve them when the reason to pause ends.
-void Connection::resume_reading() {
-    phase_ = Phase::Head;
-    if (!in_.empty()) return serve_buffered();
-    update_interest();
-    arm_timer();
-}
-
-// Serves what in_ holds (input read earlier), then flushes.
-void Connection::serve_buffered() {
-    const size_t len = in_.size();
-    const size_t used = serve_input(in_.data(), len);
-    if (phase_ == Phase::Closed) return;
-    keep_unused(in_.data(), used, len, used > 0);
-    flush();
+void Connection::close_now() {
+    if (stage_ == Stage::Closed) return;
+    // Whatever ends a handshake without a reason of its own (a reset, a hang-up, a failed
+    // write) is the client's doing.
+    if (stage_ == Stage::Handshake) tls().count_failure(TlsFailure::PeerClosed);
+    const bool had_session = stage_ == Stage::Session;
+    stage_ = Stage::Closed;
+    owner_.loop().timers().cancel(*this);
+    // Closing the socket drops its epoll registration only if no other process holds a copy:
+    // a child forked by anything in this process (an in-place upgrade, a handler's system() or
+    // popen()) holds one until it execs, and the loop would go on reporting events for this
+    // Connection after it is freed. So the registration goes first; a connection answered and
+    // closed in its first read was never registered and costs nothing.
+    if (registered_) owner_.loop().remove(fd_);
+    ::close(transport_->release());
+    owner_.connection_closed(this);  // freed at the end of the turn: still ours below
+    // Last: whoever waits on the session (deferred answers) learns of the close after it.
+    if (had_session) session_->on_closed();
 }
 
 }  // namespace rivet::engine

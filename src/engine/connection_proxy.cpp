@@ -1,9 +1,13 @@
 // Connection, the PROXY protocol: behind HAProxy (send-proxy, send-proxy-v2) a connection's first
 // bytes name the client the proxy connects for; access logs and rate limits then see that client
 // rather than the proxy. Only from trusted peers, since whoever sends the header picks the
-// address. A listener without the protocol never comes here: the phase is decided at the accept.
+// address. The header comes before the transport's first byte, so a TLS listener reads it too,
+// before the ClientHello. A listener without the protocol never comes here: the stage is decided
+// at the accept.
 #include <netinet/in.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "engine/connection.hpp"
@@ -23,31 +27,39 @@ void Connection::set_peer(const sockaddr_storage& peer) {
 
 void Connection::expect_proxy_header(const sockaddr_storage& peer) {
     if (owner_.config().proxy_trusted.contains(net::IpAddress::of(peer)))
-        phase_ = Phase::ProxyHeader;  // timed as a request head: from the accept, header_ms
+        stage_ = Stage::ProxyHeader;  // timed as a request head: from the accept, header_ms
 }
 
-// Phase::ProxyHeader: `data` is what the peer sent first. Returns the header's length; the HTTP
-// request follows it in the same bytes. The header is optional: bytes that begin with neither
-// signature are HTTP already (HAProxy's health checks send none unless check-send-proxy).
-// An invalid one closes the connection without an answer: what follows is not known to be HTTP.
-size_t Connection::read_proxy_header(const char* data, size_t len) {
-    const net::ProxyHeader h = net::parse_proxy_header({data, len});
+// Stage::ProxyHeader: reads what the peer sent first, raw, whatever the transport. The header is
+// optional: bytes that begin with neither signature are the transport's already (HAProxy's
+// health checks send none unless check-send-proxy). An invalid one closes the connection without
+// an answer: what follows is not known to be HTTP, or TLS.
+void Connection::read_proxy_header() {
+    char* buf = owner_.read_buffer();
+    const size_t have = proxy_header_.size();
+    std::memcpy(buf, proxy_header_.data(), have);
+    const ssize_t n = ::read(fd_, buf + have, IoThread::kReadBufferSize - have);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_now();
+    if (n < 0) return;
+    const size_t len = have + size_t(n);
+    const net::ProxyHeader h = net::parse_proxy_header({buf, len});
+    size_t used = 0;
     switch (h.kind) {
         case net::ProxyHeader::Kind::Incomplete:
-            return 0;  // in_ keeps it (at most net::kMaxProxyHeader bytes)
-        case net::ProxyHeader::Kind::Absent:
-            phase_ = Phase::Head;
-            return 0;
+            proxy_header_.assign(buf, len);  // at most net::kMaxProxyHeader bytes
+            return;
         case net::ProxyHeader::Kind::Invalid:
             LoopStats::bump(owner_.stats().proxy_refused);
-            close_now();
-            return 0;
+            return close_now();
+        case net::ProxyHeader::Kind::Absent:
+            break;
         case net::ProxyHeader::Kind::Done:
             if (h.has_source) set_peer(h.source);
-            phase_ = Phase::Head;
-            return h.consumed;
+            used = h.consumed;
+            break;
     }
-    return 0;
+    std::string().swap(proxy_header_);
+    begin_transport({buf + used, len - used});
 }
 
 }  // namespace rivet::engine

@@ -19,17 +19,17 @@ Reply internal_error() {
 }  // namespace
 
 std::string Exchange::peer_address() const {
-    return connection_.peer_address();
+    return responder_.connection().peer_address();
 }
 PeerIp Exchange::peer_ip() const {
-    return connection_.peer_ip();
+    return responder_.connection().peer_ip();
 }
 unsigned Exchange::loop_index() const {
-    return connection_.loop_index();
+    return responder_.connection().loop_index();
 }
 
 TlsFacts Exchange::tls() const {
-    return connection_.tls_facts();
+    return responder_.connection().tls_facts();
 }
 
 void Exchange::respond(const ReplyView& reply) {
@@ -38,7 +38,7 @@ void Exchange::respond(const ReplyView& reply) {
     status_ = reply.head.status;
     body_bytes_ = reply.head.body_kind == http::ResponseHead::Body::Sized ? reply.file.length
                                                                           : reply.head.body.size();
-    connection_.respond(head_, reply);
+    responder_.respond(head_, reply);
 }
 
 void Exchange::respond_simple(int status, std::string_view body, std::string_view extra_fields) {
@@ -46,13 +46,13 @@ void Exchange::respond_simple(int status, std::string_view body, std::string_vie
     answered_ = true;
     status_ = status;
     body_bytes_ = body.size();
-    connection_.respond_simple(head_, status, body, extra_fields);
+    responder_.respond_simple(head_, status, body, extra_fields);
 }
 
 Deferred Exchange::defer() {
     if (answered_) return {};  // one answer per request; an empty Deferred completes nothing
     answered_ = true;
-    return connection_.defer(head_);
+    return responder_.defer(head_);
 }
 
 Deferred& Deferred::operator=(Deferred&& other) noexcept {

@@ -18,6 +18,7 @@ namespace rivet::engine {
 
 class Connection;
 class IoThread;
+class Deferred;
 
 // How one request's body is read: Application::plan_body fills it in after the head is parsed
 // and before any body byte is read.
@@ -88,7 +89,7 @@ public:
     bool cancelled() const;
 
 private:
-    friend class Connection;
+    friend class Http1Session;
     std::shared_ptr<DeferredState> state_;
     IoThread* thread_ = nullptr;
     int fd_ = -1;
@@ -96,11 +97,30 @@ private:
     uint64_t sequence_ = 0;
 };
 
+// What an Exchange answers through: the session that read the request (an HTTP/1.1 connection;
+// an HTTP/2 stream's session will be one too), so the application's side is one whatever the
+// protocol.
+class Responder {
+public:
+    virtual void respond(const http::RequestHead& head, const ReplyView& reply) = 0;
+    // A server-made plain-text answer.
+    virtual void respond_simple(const http::RequestHead& head, int status, std::string_view body,
+                                std::string_view extra_fields) = 0;
+    virtual Deferred defer(const http::RequestHead& head) = 0;
+    // A refused request's answer (ErrorReply), in place of the deferred answer `slot` if not 0.
+    virtual void answer_error(const ReplyView* reply, int status, std::string_view text,
+                              uint64_t slot) = 0;
+    virtual Connection& connection() = 0;
+
+protected:
+    ~Responder() = default;
+};
+
 class Exchange {
 public:
-    Exchange(Connection& connection, const http::RequestHead& head, std::string_view body,
+    Exchange(Responder& responder, const http::RequestHead& head, std::string_view body,
              const void* tag = nullptr, BodyStream* stream = nullptr)
-        : connection_(connection), head_(head), body_(body), tag_(tag), stream_(stream) {}
+        : responder_(responder), head_(head), body_(body), tag_(tag), stream_(stream) {}
 
     const http::RequestHead& head() const { return head_; }
     std::string_view body() const { return body_; }  // a buffered body (empty when streamed)
@@ -126,7 +146,7 @@ public:
     uint64_t body_bytes() const { return body_bytes_; }
 
 private:
-    Connection& connection_;
+    Responder& responder_;
     const http::RequestHead& head_;
     std::string_view body_;
     const void* tag_;
@@ -154,9 +174,9 @@ public:
     bool answered() const { return answered_; }
 
 private:
-    friend class Connection;
-    explicit ErrorReply(Connection& c, uint64_t slot) : connection_(c), slot_(slot) {}
-    Connection& connection_;
+    friend class Http1Session;
+    explicit ErrorReply(Responder& r, uint64_t slot) : responder_(r), slot_(slot) {}
+    Responder& responder_;
     uint64_t slot_;  // the streamed request's deferred answer it replaces (0: a new answer)
     bool answered_ = false;
 };

@@ -52,11 +52,7 @@ IoThread::~IoThread() {
     loop_.timers().cancel(accept_retry_);
     loop_.timers().cancel(tick_);
     // Undrained connections (a loop that never ran): their sockets close with them.
-    for (Connection* c : by_fd_) {
-        if (!c) continue;
-        close(c->fd());
-        delete c;
-    }
+    for (Connection* c : by_fd_) delete c;  // their transports close the sockets
     for (Connection* c : graveyard_) delete c;
     for (Listener& l : listeners_)
         if (l.fd >= 0) close(l.fd);

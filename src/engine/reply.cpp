@@ -11,6 +11,7 @@ Reply Reply::copy_of(const ReplyView& v) {
     r.stream = v.stream;
     r.file = v.file;
     r.close = v.close;
+    r.then = v.then;
     return r;
 }
 
@@ -30,6 +31,7 @@ ReplyView Reply::view() const {
         v.head.body = body;
     }
     v.close = close;
+    v.then = then;
     return v;
 }
 

@@ -15,6 +15,11 @@
 
 namespace rivet::engine {
 
+class Connection;
+class Session;
+// Makes the session a connection goes on with after an answer hands it over (Reply::then).
+using SessionFactory = std::function<std::unique_ptr<Session>(Connection&)>;
+
 // Appends the next piece of a streamed body to `out`; returns false after the last one.
 using BodyProducer = std::function<bool(std::string& out)>;
 
@@ -31,6 +36,9 @@ struct ReplyView {
     std::shared_ptr<BodyProducer> stream;  // head.body_kind == Streamed
     FileBody file;                         // head.body_kind == Sized
     bool close = false;                    // the connection ends after this answer
+    // Set: once this answer (a 101) has left, the connection goes on in another protocol,
+    // with the bytes read after this request (Http1Session::Phase::Switching).
+    SessionFactory then;
 };
 
 struct Reply {
@@ -41,6 +49,7 @@ struct Reply {
     std::shared_ptr<BodyProducer> stream;
     FileBody file;
     bool close = false;
+    SessionFactory then;
 
     static Reply copy_of(const ReplyView& v);
     ReplyView view() const;

@@ -1,5 +1,5 @@
-// Connection, the answering side: every answer, in request order, into the output.
-#include "engine/connection.hpp"
+// Http1Session, the answering side: every answer, in request order, into the output.
+#include "engine/http1/session.hpp"
 #include "engine/io_thread.hpp"
 
 namespace rivet::engine {
@@ -10,16 +10,16 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 }  // namespace
 
-Connection::Pending& Connection::pending() {
+Http1Session::Pending& Http1Session::pending() {
     if (!pending_) pending_ = std::make_unique<Pending>();
     return *pending_;
 }
 
-std::string& Connection::output() {
+std::string& Http1Session::output() {
     return out_.empty() ? owner_.write_buffer() : out_;
 }
 
-http::Framing Connection::framing_for(const http::RequestHead& head, bool close_requested) const {
+http::Framing Http1Session::framing_for(const http::RequestHead& head, bool close_requested) const {
     const auto& limits = owner_.config().limits;
     bool keep =
         head.keep_alive && !close_requested && !(owner_.winding_down() && !input_follows_) &&
@@ -27,22 +27,22 @@ http::Framing Connection::framing_for(const http::RequestHead& head, bool close_
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 
-void Connection::respond(const http::RequestHead& head, const ReplyView& reply) {
+void Http1Session::respond(const http::RequestHead& head, const ReplyView& reply) {
     // An answer before the streamed body ended: the rest of it is not read (the close lingers).
     answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close || upload_open_for(head)));
 }
 
-void Connection::respond_simple(const http::RequestHead& head, int status, std::string_view body,
+void Http1Session::respond_simple(const http::RequestHead& head, int status, std::string_view body,
                                 std::string_view extra_fields) {
     answer({Answer::Kind::Simple, nullptr, status, body, extra_fields},
            framing_for(head, upload_open_for(head)));
 }
 
-Deferred Connection::defer(const http::RequestHead& head) {
+Deferred Http1Session::defer(const http::RequestHead& head) {
     Deferred d;
     d.thread_ = &owner_;
-    d.fd_ = fd_;
-    d.connection_id_ = id_;
+    d.fd_ = conn_.fd();
+    d.connection_id_ = conn_.id();
     d.sequence_ = answer({Answer::Kind::Later}, framing_for(head, false));
     d.state_ = std::make_shared<DeferredState>();
     pending_->slots.back().deferred = d.state_;
@@ -52,7 +52,7 @@ Deferred Connection::defer(const http::RequestHead& head) {
 
 // The one path of every answer: into the output now when nothing before it is owed, else into
 // the queue, where it waits for the answers before it. Returns the queued slot's sequence.
-uint64_t Connection::answer(const Answer& a, const http::Framing& framing) {
+uint64_t Http1Session::answer(const Answer& a, const http::Framing& framing) {
     if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
     if (a.kind != Answer::Kind::Later && !owes()) {
         // The hot path: serialized straight into the output, no intermediate copy.
@@ -70,7 +70,7 @@ uint64_t Connection::answer(const Answer& a, const http::Framing& framing) {
     return p.slots.back().sequence;
 }
 
-void Connection::write_now(const Answer& a, const http::Framing& framing) {
+void Http1Session::write_now(const Answer& a, const http::Framing& framing) {
     if (a.kind == Answer::Kind::Full) {
         write_out(*a.reply, framing);
     } else {
@@ -79,13 +79,21 @@ void Connection::write_now(const Answer& a, const http::Framing& framing) {
     }
 }
 
-bool Connection::write_out(const ReplyView& reply, http::Framing framing) {
+bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
     using Body = http::ResponseHead::Body;
     if (reply.close) framing.keep_alive = false;
     const bool has_body = !framing.head_only && http::status_has_body(reply.head.status);
     const bool streamed = reply.head.body_kind == Body::Streamed && has_body;
     if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
     http::write_response(output(), reply.head, framing, owner_.date_block());
+    if (reply.then && framing.keep_alive) {
+        // Another protocol takes the connection once this answer has left; nothing after the
+        // request is read as HTTP/1.1 (after_flush switches).
+        end_reading();
+        phase_ = Phase::Switching;
+        pending().then = reply.then;
+        return true;
+    }
     if (streamed) {
         auto& p = pending();
         p.stream = reply.stream;
@@ -101,13 +109,14 @@ bool Connection::write_out(const ReplyView& reply, http::Framing framing) {
     return !framing.keep_alive;
 }
 
-void Connection::fail(int status, const char* reason, const http::RequestHead* head,
+void Http1Session::fail(int status, const char* reason, const http::RequestHead* head,
                       uint64_t slot) {
     auto& app = owner_.app();
-    app.on_protocol_error(owner_.index(), peer_ip(), status);
+    const PeerIp peer = conn_.peer_ip();
+    app.on_protocol_error(owner_.index(), peer, status);
     ErrorReply reply(*this, slot);
     try {
-        app.answer_protocol_error({status, reason, head, owner_.index(), peer_ip()}, reply);
+        app.answer_protocol_error({status, reason, head, owner_.index(), peer}, reply);
     } catch (...) {
         // the engine's own answer below
     }
@@ -120,12 +129,12 @@ void Connection::fail(int status, const char* reason, const http::RequestHead* h
 void ErrorReply::respond(const ReplyView& reply) {
     if (answered_) return;
     answered_ = true;
-    connection_.answer_error(&reply, reply.head.status, {}, slot_);
+    responder_.answer_error(&reply, reply.head.status, {}, slot_);
 }
 
 // A refusal's answer, always the connection's last: a new one, or in place of the streamed
 // request's deferred answer (which then finds its slot taken and is dropped).
-void Connection::answer_error(const ReplyView* reply, int status, std::string_view text,
+void Http1Session::answer_error(const ReplyView* reply, int status, std::string_view text,
                               uint64_t slot) {
     const http::Framing framing{false, false, 1};
     if (slot && pending_) {
@@ -150,7 +159,7 @@ void Connection::answer_error(const ReplyView* reply, int status, std::string_vi
         answer({Answer::Kind::Simple, nullptr, status, text, {}}, framing);
 }
 
-void Connection::complete(uint64_t sequence, Reply&& reply) {
+void Http1Session::complete(uint64_t sequence, Reply&& reply) {
     // Lingering: everything that could still be sent has been (an answer that ended the
     // connection dropped the slots after it), so a late answer has nowhere to go.
     if (!pending_ || phase_ == Phase::Lingering) return;
@@ -167,7 +176,7 @@ void Connection::complete(uint64_t sequence, Reply&& reply) {
 
 // Sends the answers at the front of the queue that are ready, in order. They are serialized
 // only now, so that the last one of a drain can still say "Connection: close".
-void Connection::release_ready_slots() {
+void Http1Session::release_ready_slots() {
     auto& p = *pending_;
     while (!p.slots.empty() && p.slots.front().ready && !sending_body()) {
         Slot slot = std::move(p.slots.front());
@@ -190,7 +199,7 @@ void Connection::release_ready_slots() {
     }
 }
 
-bool Connection::awaits_deferred() const {
+bool Http1Session::awaits_deferred() const {
     if (!pending_) return false;
     for (const auto& slot : pending_->slots)
         if (!slot.ready && slot.deferred) return true;
@@ -199,7 +208,7 @@ bool Connection::awaits_deferred() const {
 
 // The connection is closed: whoever still owes an answer learns it, once. Runs after the close,
 // so a callback that completes or drops its Deferred finds a decided state and does nothing.
-void Connection::cancel_deferred() {
+void Http1Session::cancel_deferred() {
     if (!pending_) return;
     std::vector<std::shared_ptr<DeferredState>> cancelled;
     for (auto& slot : pending_->slots)
@@ -212,12 +221,12 @@ void Connection::cancel_deferred() {
     }
 }
 
-void Connection::send_continue() {
+void Http1Session::send_continue() {
     output().append(kContinue);
 }
 
 // Pulls streamed body pieces until the output is comfortably full or the stream ends.
-void Connection::pump_stream() {
+void Http1Session::pump_stream() {
     auto& p = *pending_;
     while (p.stream && output().size() < 256 * 1024) {
         std::string piece;
