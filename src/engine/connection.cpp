@@ -33,6 +33,7 @@ Connection::~Connection() {
 }
 
 void Connection::start() {
+    IoThread::ConnectionEvent event(owner_);
     // The listener defers accepting until a connection's first bytes have arrived
     // (TCP_DEFER_ACCEPT), so they are usually here already: serve them now. A connection
     // answered and closed in this call (Connection: close) never touches epoll; one that stays
@@ -86,6 +87,7 @@ void Connection::cancel_timer() {
 }
 
 void Connection::on_io(uint32_t events) {
+    IoThread::ConnectionEvent event(owner_);
     retired_.reset();
     if (stage_ == Stage::Closed) return;
     if (events & net::kHangup) {
@@ -125,6 +127,7 @@ void Connection::arm_stage_timer() {
 }
 
 void Connection::on_timeout() {
+    IoThread::ConnectionEvent event(owner_);
     if (stage_ == Stage::Session) return session_->on_timeout();
     // The PROXY header or the handshake took too long: close quietly, as nginx does.
     if (stage_ == Stage::Handshake) tls().count_failure(TlsFailure::Timeout);
@@ -176,24 +179,29 @@ void Connection::begin_session(std::string_view input) {
 void Connection::hand_off(std::unique_ptr<Session> next, std::string_view input) {
     retired_ = std::move(session_);
     session_ = std::move(next);
+    cancel_timer();  // the old session's: the new one arms its own
     session_->start(input);
 }
 
 void Connection::complete(uint64_t sequence, Reply&& reply) {
+    IoThread::ConnectionEvent event(owner_);
     if (stage_ == Stage::Session) session_->complete(sequence, std::move(reply));
 }
 
 bool Connection::admit_waiting_body() {
+    IoThread::ConnectionEvent event(owner_);
     return stage_ != Stage::Session || session_->admit_waiting_body();
 }
 
 void Connection::kicked() {
+    IoThread::ConnectionEvent event(owner_);
     retired_.reset();
     if (stage_ == Stage::Session) return session_->kicked();
     if (stage_ == Stage::Handshake) run_handshake();
 }
 
 void Connection::close_when_idle() {
+    IoThread::ConnectionEvent event(owner_);
     // A handshake or PROXY header in progress may finish: their timeouts bound them, as the
     // header timeout bounds a fresh connection's request.
     if (stage_ == Stage::Session) session_->close_when_idle();
@@ -201,6 +209,7 @@ void Connection::close_when_idle() {
 
 void Connection::close_now() {
     if (stage_ == Stage::Closed) return;
+    IoThread::ConnectionEvent event(owner_);
     // Whatever ends a handshake without a reason of its own (a reset, a hang-up, a failed
     // write) is the client's doing.
     if (stage_ == Stage::Handshake) tls().count_failure(TlsFailure::PeerClosed);

@@ -90,6 +90,10 @@ void Deferred::complete(Reply&& reply) {
     thread_ = nullptr;
     // The connection is gone (its cancel won): nothing to deliver, and nothing to wake.
     if (!state_->settle(DeferredState::kCompleted)) return;
+    // On the loop already (a worker's answer arrives through one posted task, a coroutine
+    // resumes from a timer): one hop is enough.
+    if (thread->can_deliver_in_place())
+        return thread->deliver(fd_, connection_id_, sequence_, std::move(reply));
     thread->loop().post(
         [thread, fd = fd_, id = connection_id_, seq = sequence_, r = std::move(reply)]() mutable {
             thread->deliver(fd, id, seq, std::move(r));

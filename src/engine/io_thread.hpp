@@ -86,8 +86,27 @@ public:
     std::span<http::Header> header_storage() { return headers_; }
 
     void connection_closed(Connection* c);
-    // Delivers a deferred response posted from another thread (runs on this thread).
+    // Delivers a deferred response (runs on this thread): posted from another thread, or in
+    // place when completed on this one outside any connection's event.
     void deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply);
+
+    // Marks a connection's event in progress (its handlers may be on the stack): an answer
+    // completed meanwhile on this thread is posted, never delivered into the middle of it.
+    class ConnectionEvent {
+    public:
+        explicit ConnectionEvent(IoThread& t) : t_(t) { ++t_.connection_events_; }
+        ~ConnectionEvent() { --t_.connection_events_; }
+        ConnectionEvent(const ConnectionEvent&) = delete;
+        ConnectionEvent& operator=(const ConnectionEvent&) = delete;
+
+    private:
+        IoThread& t_;
+    };
+    // On this loop's thread, outside every connection's event: a deferred answer can be
+    // delivered at once, saving a trip through the loop's task queue.
+    bool can_deliver_in_place() const {
+        return connection_events_ == 0 && loop_.on_loop_thread();
+    }
 
 private:
     // One listening socket; wakes its loop when connections wait there.
@@ -133,6 +152,7 @@ private:
     std::vector<Connection*> by_fd_;      // live connections, indexed by fd
     std::vector<Connection*> graveyard_;  // closed this turn, deleted at its end
     size_t open_ = 0;
+    unsigned connection_events_ = 0;  // ConnectionEvents on the stack now
     size_t max_open_;
     uint64_t next_connection_id_ = 1;
     bool accepting_ = true;

@@ -54,6 +54,14 @@ Deferred Http1Session::defer(const http::RequestHead& head) {
 // the queue, where it waits for the answers before it. Returns the queued slot's sequence.
 uint64_t Http1Session::answer(const Answer& a, const http::Framing& framing) {
     if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
+    if (a.kind == Answer::Kind::Full && a.reply->then && framing.keep_alive) {
+        // A hand-off: what follows the request is the next protocol's, even while this answer
+        // waits for earlier ones. (A deferred answer that hands off cannot stop the reading
+        // this way: its client must wait for the answer before it sends more, as WebSocket and
+        // h2c clients do.)
+        end_reading();
+        phase_ = Phase::Switching;
+    }
     if (a.kind != Answer::Kind::Later && !owes()) {
         // The hot path: serialized straight into the output, no intermediate copy.
         write_now(a, framing);

@@ -19,6 +19,9 @@ Http1Session::Http1Session(Connection& connection)
 Http1Session::~Http1Session() = default;
 
 void Http1Session::start(std::string_view input) {
+    // The header clock runs from now, whatever arrives (a silent client is closed by it).
+    update_interest();
+    arm_timer();
     // A fresh connection's first bytes are usually in the socket already (TCP_DEFER_ACCEPT):
     // read them now. Bytes handed over were read already, and no event will announce them.
     if (input.empty()) return on_readable();
