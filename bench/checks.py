@@ -31,7 +31,8 @@ ECHO_SIZE = 4096
 # cost. /work?n=N answers {"n": N, "result": sum of i * 2654435761 for i < N, modulo 2^64}.
 WORK_N = 100
 WORK_PATH = f"/work?n={WORK_N}"
-WAIT_PATH = "/wait?ms=0"
+WAIT_PATH = "/wait?ms=0"  # rivet::sleep(0ms) is ready at once: the handler never suspends
+CPU_PATH = "/cpu?ms=0"    # co_await on_workers(...): suspends, a worker runs it, the loop resumes
 
 
 def work_result(n: int) -> int:
@@ -182,6 +183,15 @@ def check(port: int, feature: str, static: dict[str, bytes] | None = None,
             got = json.loads(body)
             if got.get("asked_ms") != 0 or not isinstance(got.get("waited_ms"), int):
                 return f"/wait answered {got!r}, want asked_ms 0 and a waited_ms", info
+            return None, info
+        if feature == "cpu":
+            (st, _, body), = exchange(port, request_bytes(port, "GET", CPU_PATH))
+            err = expect(st, body)
+            if err:
+                return err, info
+            got = json.loads(body)
+            if got.get("cpu_ms") != 0 or got.get("tag") != "ms=0":
+                return f"/cpu answered {got!r}, want cpu_ms 0 and tag ms=0", info
             return None, info
         if feature == "json":
             req = request_bytes(port, "POST", "/json", JSON_BODY, {"Content-Type": "application/json"})

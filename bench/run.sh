@@ -16,7 +16,7 @@
 #                                --duration 3): this build against RIVET_BASE_BIN and nginx, per
 #                                core, interleaved: bench.py's "engine" set (hello_c100,
 #                                hello_c10000, pipeline16_c100, close_c100, static_1k_c100, and
-#                                for the two rivets work_c100 and wait_c100), then tls_bench.py's
+#                                for the two rivets work_c100, wait_c100, cpu_c100), then tls_bench.py's
 #                                keep-alive and handshake scenarios; prints both tables; builds
 #                                nothing (no oha, no plots), docs untouched.
 # Other arguments go to bench/bench.py (--servers, --scenarios, --modes, --reps, --duration).
