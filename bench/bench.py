@@ -69,6 +69,14 @@ PROFILES = {
 }  # fmt: skip
 
 
+# Named sets for --scenarios. "engine": issue 20's speed check (the engine under a Transport),
+# with `--servers rivet,rivet_base,nginx --modes percore` (bash bench/run.sh --engine).
+SCENARIO_SETS = {
+    "engine": ("hello_c100", "hello_cMANY", f"pipeline{PIPELINE_DEPTH}_c100", "close_c100",
+               "static_1k_c100", "work_c100", "wait_c100", "cpu_c100"),
+}
+
+
 def env_int(name: str, default: int) -> int:
     v = os.environ.get(name, "").strip()
     return int(v) if v else default
@@ -101,6 +109,20 @@ def scenarios_for(s: dict) -> list[dict]:
         {"id": "json_c100", "title": 'POST /json `{"value": 42}`, 100 connections', "feature": "json",
          "kind": "wrk", "connections": 100, "path": "/json",
          "args": ["method=POST", "body=@$TMP/value.json", "header=Content-Type: application/json"]},
+        # The engine's hand-offs, rivet only (peers have no such routes), and only when named
+        # (--scenarios work,wait,cpu or the "engine" set) or in the smoke run, with so little
+        # work that the hop is what the CPU per request measures: an offloaded request (loop ->
+        # worker pool -> loop), a coroutine handler awaiting a 0 ms timer (rivet::sleep(0) is
+        # ready at once: it does not suspend) and one awaiting the worker pool (it suspends).
+        {"id": "work_c100", "title": f"GET {checks.WORK_PATH} (worker pool), 100 connections",
+         "feature": "work", "kind": "wrk", "connections": 100, "path": checks.WORK_PATH,
+         "optional": True},
+        {"id": "wait_c100", "title": f"GET {checks.WAIT_PATH} (awaits a timer), 100 connections",
+         "feature": "wait", "kind": "wrk", "connections": 100, "path": checks.WAIT_PATH,
+         "optional": True},
+        {"id": "cpu_c100", "title": f"GET {checks.CPU_PATH} (awaits the worker pool), 100 connections",
+         "feature": "cpu", "kind": "wrk", "connections": 100, "path": checks.CPU_PATH,
+         "optional": True},
         {"id": f"idle_c{s['idle_connections']}",
          "title": f"idle keep-alive memory, {s['idle_connections']:,} connections", "feature": "hello",
          "kind": "idle", "connections": s["idle_connections"], "path": "/hello"},
@@ -172,11 +194,16 @@ def build_settings(args: argparse.Namespace) -> dict:
     all_sc = scenarios_for(s)
     if args.scenarios:
         want = set(args.scenarios.split(","))
+        for name, ids in SCENARIO_SETS.items():
+            if name in want:
+                want |= {x.replace("MANY", str(s["many_connections"])) for x in ids}
         all_sc = [x for x in all_sc if x["id"] in want or x["id"].split("_")[0] in want]
         if not all_sc and "soak" not in want:
             raise SystemExit(f"no scenario matches {args.scenarios!r}")
         if "soak" not in want:
             s["soak_s"] = 0
+    elif not s["smoke"]:
+        all_sc = [x for x in all_sc if not x.get("optional")]
     s["scenarios"] = all_sc
     many = s["many_connections"]
     m = p["machine"]
@@ -796,7 +823,10 @@ def main(argv: list[str]) -> int:
                     "(rivet_base: the build RIVET_BASE_BIN names, for before/after figures)")
     ap.add_argument("--modes", help="percore,machine (default both)")
     ap.add_argument("--scenarios", help="comma-separated scenario ids or prefixes (hello,pipeline16,close,"
-                                        "static,echo,json,idle,open50,open90,soak)")  # fmt: skip
+                                        "static,echo,json,idle,open50,open90,soak; work,wait,cpu: rivet "
+                                        "only, run only when named) or the set engine (issue 20's "
+                                        "check: hello_c100,hello_c10000,pipeline16_c100,close_c100,"
+                                        "static_1k_c100,work_c100,wait_c100,cpu_c100)")  # fmt: skip
     ap.add_argument("--rivet", default=os.environ.get("RIVET_BIN", str(REPO / "build" / "rivet")))
     ap.add_argument("--oha", default=os.environ.get("OHA_BIN", ""))
     ap.add_argument("--plot-python", default=os.environ.get("BENCH_PLOT_PYTHON", ""))

@@ -27,6 +27,16 @@ JSON_EXPECTED = {
                "anotherList": [_V - 1, _V - 2.5, "somestr", False, _V]},
 }  # fmt: skip
 ECHO_SIZE = 4096
+# The engine's hand-offs (bench.py's work_c100, wait_c100): so little work that the hop is the
+# cost. /work?n=N answers {"n": N, "result": sum of i * 2654435761 for i < N, modulo 2^64}.
+WORK_N = 100
+WORK_PATH = f"/work?n={WORK_N}"
+WAIT_PATH = "/wait?ms=0"  # rivet::sleep(0ms) is ready at once: the handler never suspends
+CPU_PATH = "/cpu?ms=0"    # co_await on_workers(...): suspends, a worker runs it, the loop resumes
+
+
+def work_result(n: int) -> int:
+    return (2654435761 * (n * (n - 1) // 2)) % (1 << 64)
 
 
 def echo_body(size: int = ECHO_SIZE) -> bytes:
@@ -162,6 +172,27 @@ def check(port: int, feature: str, static: dict[str, bytes] | None = None,
             req = request_bytes(port, "POST", "/echo", b, {"Content-Type": "application/octet-stream"})
             (st, _, body), = exchange(port, req)
             return expect(st, body, b), info
+        if feature == "work":
+            (st, _, body), = exchange(port, request_bytes(port, "GET", WORK_PATH))
+            return expect(st, body, want_json={"n": WORK_N, "result": work_result(WORK_N)}), info
+        if feature == "wait":
+            (st, _, body), = exchange(port, request_bytes(port, "GET", WAIT_PATH))
+            err = expect(st, body)
+            if err:
+                return err, info
+            got = json.loads(body)
+            if got.get("asked_ms") != 0 or not isinstance(got.get("waited_ms"), int):
+                return f"/wait answered {got!r}, want asked_ms 0 and a waited_ms", info
+            return None, info
+        if feature == "cpu":
+            (st, _, body), = exchange(port, request_bytes(port, "GET", CPU_PATH))
+            err = expect(st, body)
+            if err:
+                return err, info
+            got = json.loads(body)
+            if got.get("cpu_ms") != 0 or got.get("tag") != "ms=0":
+                return f"/cpu answered {got!r}, want cpu_ms 0 and tag ms=0", info
+            return None, info
         if feature == "json":
             req = request_bytes(port, "POST", "/json", JSON_BODY, {"Content-Type": "application/json"})
             (st, _, body), = exchange(port, req)

@@ -8,6 +8,7 @@ templates with @NAMES@ filled in here) and answers the same URLs from the same d
     GET /1k.txt, GET /100k.txt         files of 1,024 and 102,400 bytes in the run's root
     POST /echo        the body back    (rivet, lighttpd via mod_magnet, cpp-httplib)
     POST /json        rivet's /json    (rivet, cpp-httplib)
+    GET /work?n=100, GET /wait?ms=0, GET /cpu?ms=0    rivet's demo routes (rivet, rivet_base)
 
 Two modes: per-core (the server pinned to one core, one thread/process doing the work) and
 whole-machine (no pinning, one thread or process per core where the server has a setting).
@@ -36,27 +37,39 @@ HELLO = b"Hello, World!"
 STATIC_FILES = {"1k.txt": 1024, "100k.txt": 100 * 1024}
 
 # What each server can be asked, and why not where it cannot (shown in the n/a cells).
-ALL_FEATURES = ("hello", "pipeline", "close", "static", "echo", "json")
+ALL_FEATURES = ("hello", "pipeline", "close", "static", "echo", "json", "work", "wait", "cpu")
+# rivet's own demo routes that the engine's hand-offs are measured on (bench.py's work_c100 and
+# wait_c100): no peer has them.
+_RIVET_ONLY = {
+    "work": "no /work: rivet's offloaded demo route (a request handed to the worker pool and back)",
+    "wait": "no /wait: rivet's awaiting demo route (a coroutine handler)",
+    "cpu": "no /cpu: rivet's demo route awaiting the worker pool (a coroutine handler)",
+}
 UNSUPPORTED = {
     "rivet": {},
     # Another build of rivet (RIVET_BASE_BIN) beside this one, for before/after figures of a
     # change from one interleaved run; only when asked for (--servers rivet,rivet_base,...).
     "rivet_base": {},
     "nginx": {
+        **_RIVET_ONLY,
         "echo": "nginx-light cannot send a request body back without a backend or a module",
         "json": "nginx-light has no scripting to compute a JSON answer",
     },
     "h2o": {
+        **_RIVET_ONLY,
         "echo": "Debian's h2o is built without mruby: no handler can send a body back",
         "json": "Debian's h2o is built without mruby: no handler can compute JSON",
     },
     "lighttpd": {
+        **_RIVET_ONLY,
         "json": "no JSON library in lighttpd's Lua (mod_magnet)",
     },
     "httplib": {
+        **_RIVET_ONLY,
         "pipeline": "cpp-httplib 0.11 answers only the first of pipelined requests",
     },
     "floor": {
+        **_RIVET_ONLY,
         "close": "the floor ignores `Connection: close` (it is not an HTTP server)",
         "static": "the floor answers only /hello",
         "echo": "the floor answers only /hello",

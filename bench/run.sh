@@ -11,6 +11,14 @@
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
 #                                and produced a row; figures not asserted; docs untouched.
 #                                Uses oha only if bench/tools.sh already built it.
+#   RIVET_BASE_BIN=<old rivet> bash bench/run.sh --engine [--reps N] [--duration S]
+#                                issue 20's speed check (~10 min on 2 cores with --reps 3
+#                                --duration 3): this build against RIVET_BASE_BIN and nginx, per
+#                                core, interleaved: bench.py's "engine" set (hello_c100,
+#                                hello_c10000, pipeline16_c100, close_c100, static_1k_c100, and
+#                                for the two rivets work_c100, wait_c100, cpu_c100), then tls_bench.py's
+#                                keep-alive and handshake scenarios; prints both tables; builds
+#                                nothing (no oha, no plots), docs untouched.
 # Other arguments go to bench/bench.py (--servers, --scenarios, --modes, --reps, --duration).
 # Environment: BENCH_REPS, BENCH_DURATION, RIVET_BIN (default build/rivet), BENCH_CACHE; on a
 # many-core machine BENCH_MACHINE_SERVER_CPUS / BENCH_MACHINE_CLIENT_CPUS, BENCH_OPEN_CLIENT_CPUS
@@ -30,11 +38,13 @@ fi
 
 script=bench/bench.py
 tools_args=()
+engine=0
 for a in "$@"; do
   case "$a" in
     --models) script=bench/models.py ;;
     --tls) script=bench/tls_bench.py; tools_args=(--no-build) ;;
     --smoke) tools_args=(--no-build) ;;
+    --engine) engine=1; tools_args=(--no-build) ;;
   esac
 done
 eval "$(bash bench/tools.sh "${tools_args[@]}")"
@@ -50,4 +60,24 @@ for v in BENCH_REPS BENCH_DURATION BENCH_QUIET_WAIT BENCH_QUIET_BUDGET BENCH_NOI
   [ -n "${!v:-}" ] && envs+="$v=${!v} "
 done
 export BENCH_COMMAND="${envs}bash bench/run.sh${*:+ $*}"
+if [ "$engine" = 1 ]; then
+  if [ -z "${RIVET_BASE_BIN:-}" ] || [ ! -x "$RIVET_BASE_BIN" ]; then
+    echo "bench --engine: set RIVET_BASE_BIN to the rivet binary built before the change" >&2
+    exit 2
+  fi
+  # Only --reps, --duration and --smoke reach the two scripts (both take them).
+  pass=()
+  prev=""
+  for a in "${args[@]}"; do
+    case "$prev" in --reps|--duration) pass+=("$prev" "$a") ;; esac
+    case "$a" in --reps=*|--duration=*|--smoke) pass+=("$a") ;; esac
+    prev="$a"
+  done
+  status=0
+  python3 bench/bench.py --servers rivet,rivet_base,nginx --scenarios engine --modes percore \
+    --docs no "${pass[@]}" || status=$?
+  python3 bench/tls_bench.py --servers rivet,rivet_base,nginx \
+    --scenarios tls_hello_c100,tls_full_close,tls_resumed_close "${pass[@]}" || status=$?
+  exit "$status"
+fi
 exec python3 "$script" "${args[@]}"

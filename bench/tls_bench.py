@@ -50,7 +50,10 @@ from tls_certs import TlsCerts  # noqa: E402
 from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-SERVERS = ("rivet", "nginx")
+SERVERS = ("rivet", "nginx")  # the default set
+# rivet_base: the build RIVET_BASE_BIN names, beside this one (--servers rivet,rivet_base,nginx)
+# for before/after figures of a change from one interleaved run.
+KNOWN_SERVERS = ("rivet", "rivet_base", "nginx")
 SCENARIOS = ("tls_hello_c100", "tls_full_close", "tls_resumed_close", "tls_close_wrk_c100",
              "tls_static_100k_c100", "tls_idle")
 GO_SCENARIOS = ("tls_full_close", "tls_resumed_close")
@@ -68,6 +71,7 @@ class Fleet:
         (self.root / "hello").write_bytes(HELLO)
         self.certs = TlsCerts(tmp / "certs")
         self.rivet_bin = Path(os.environ.get("RIVET_BIN", REPO / "build" / "rivet"))
+        self.rivet_base_bin = Path(os.environ.get("RIVET_BASE_BIN", "") or "/nonexistent")
         self.nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
         self.nofile = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)[0]
         self.go_client = self._build_go()
@@ -88,8 +92,9 @@ class Fleet:
     def command(self, name: str, port: int) -> list[str]:
         pin = ["taskset", "-c", str(self.args.server_cpu)]
         leaf = self.certs.server
-        if name == "rivet":
-            return pin + [str(self.rivet_bin), "--port", str(self.ports.take()), "--bind",
+        if name in ("rivet", "rivet_base"):
+            binary = self.rivet_bin if name == "rivet" else self.rivet_base_bin
+            return pin + [str(binary), "--port", str(self.ports.take()), "--bind",
                           "127.0.0.1", "--threads", "1", "--workers", "1", "--root",
                           str(self.root), "--tls-cert", str(leaf.cert), "--tls-key",
                           str(leaf.key), "--tls-port", str(port)]
@@ -195,7 +200,8 @@ def report(runs: list[dict], command: str) -> str:
              "|---|---|---|---|---|---|---|"]
     for sc in SCENARIOS:
         med = {}
-        for name in SERVERS:
+        spread = {}
+        for name in KNOWN_SERVERS:
             rs = [r for r in runs if r["server"] == name and r["scenario"] == sc]
             if not rs:
                 continue
@@ -209,6 +215,7 @@ def report(runs: list[dict], command: str) -> str:
             cpu = stats.median_runs(rs, "cpu_us_per_request")
             errs = sum(r["errors"] for r in rs)
             med[name] = (rps["median"] if rps else None, cpu["median"] if cpu else None)
+            spread[name] = cpu
             resumed = ""
             if all("resumed" in r for r in rs):
                 share = sum(r["resumed"] for r in rs) / max(1, sum(r["requests"] for r in rs))
@@ -223,6 +230,17 @@ def report(runs: list[dict], command: str) -> str:
                 ratio = (f"CPU/req {stats.ratio(a[1], b[1]):.2f}; req/s {stats.ratio(a[0], b[0]):.2f}"
                          if a[1] and b[1] else "–")
             lines.append(f"| {sc} | rivet ÷ nginx | | | | | {ratio} |")
+        if "rivet" in med and "rivet_base" in med:
+            a, b = med["rivet"], med["rivet_base"]
+            if a[0] == "bytes":
+                ratio = f"bytes {stats.ratio(a[1], b[1]):.2f}" if a[1] and b[1] else "–"
+            elif a[1] and b[1]:
+                ra, rb = spread["rivet"], spread["rivet_base"]
+                ratio = (f"CPU/req {stats.ratio(a[1], b[1]):.3f} (rivet {ra['min']:.1f}–{ra['max']:.1f}, "
+                         f"base {rb['min']:.1f}–{rb['max']:.1f}); req/s {stats.ratio(a[0], b[0]):.2f}")
+            else:
+                ratio = "–"
+            lines.append(f"| {sc} | rivet ÷ rivet (base) | | | | | {ratio} |")
     return "\n".join(lines)
 
 
@@ -234,7 +252,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "2")))
     ap.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", "3")))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
-    ap.add_argument("--servers", default=",".join(SERVERS))
+    ap.add_argument("--servers", default=",".join(SERVERS),
+                    help="rivet,nginx by default; rivet_base: the build RIVET_BASE_BIN names")
     ap.add_argument("--idle", type=int, default=int(os.environ.get("BENCH_IDLE_CONNECTIONS", "2000")))
     ap.add_argument("--server-cpu", type=int, default=int(os.environ.get("BENCH_SERVER_CPU", "0")))
     ap.add_argument("--client-cpu", type=int, default=int(os.environ.get("BENCH_CLIENT_CPU", "1")))
@@ -247,6 +266,11 @@ def main() -> None:
     for s in scenarios:
         if s not in SCENARIOS:
             raise SystemExit(f"unknown scenario {s!r} (known: {', '.join(SCENARIOS)})")
+    for s in servers:
+        if s not in KNOWN_SERVERS:
+            raise SystemExit(f"unknown server {s!r} (known: {', '.join(KNOWN_SERVERS)})")
+    if "rivet_base" in servers and not os.access(os.environ.get("RIVET_BASE_BIN", "") or "/nonexistent", os.X_OK):
+        raise SystemExit("rivet_base: set RIVET_BASE_BIN to the rivet binary to compare with")
     runs = []
     with tempfile.TemporaryDirectory(prefix="rivet-tls-bench-") as tmp:
         fleet = Fleet(Path(tmp), args)
@@ -267,6 +291,8 @@ def main() -> None:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     command = os.environ.get("BENCH_COMMAND", "bash bench/run.sh --tls")
     versions = {"rivet": run_text([str(fleet.rivet_bin), "--version"]),
+                **({"rivet_base": run_text([str(fleet.rivet_base_bin), "--version"])
+                    + f" ({fleet.rivet_base_bin})"} if "rivet_base" in servers else {}),
                 "nginx": run_text([fleet.nginx_bin, "-v"]).splitlines()[0],
                 "openssl": run_text(["openssl", "version"])}
     (out_dir / f"{stamp}-tls.json").write_text(json.dumps(
