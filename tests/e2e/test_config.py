@@ -150,3 +150,12 @@ def test_help_lists_the_new_flags():
                  "--max-requests-per-connection", "--access-log", "--error-log", "--log-format",
                  "--log-level", "--rate-limit", "--rate-burst", "--admin-port", "--no-admin"):
         assert flag in p.stdout, flag
+
+
+def test_old_flag_names_are_aliases():
+    new = run("--check-config", "--io-threads", "3", "--thread-pool-size", "5")
+    old = run("--check-config", "--threads", "3", "--workers", "5")
+    assert new.returncode == old.returncode == 0, (new.stderr, old.stderr)
+    assert new.stdout == old.stdout
+    doc = json.loads(new.stdout)
+    assert (doc["server"]["io_threads"], doc["threading"]["thread_pool_size"]) == (3, 5)
