@@ -2,11 +2,45 @@
 
 #include <stdexcept>
 
+#include "core/field_count.hpp"
+
 namespace rivet::app {
 
-// A field added to one side and not the other changes its size: convert it below too.
-static_assert(sizeof(rivet::Limits) == sizeof(engine::Limits));
-static_assert(sizeof(rivet::Timeouts) == sizeof(engine::Timeouts));
+// Every field of the public Limits and Timeouts, by name: each is copied to the engine's field
+// of the same name (a name missing on either side does not compile), and a field added to one
+// struct and not listed here fails the counts below.
+#define RIVET_LIMITS_FIELDS(FIELD)                                                       \
+    FIELD(max_request_line)                                                              \
+    FIELD(max_header_bytes) FIELD(max_headers) FIELD(max_body) FIELD(max_connections)    \
+        FIELD(max_requests_per_connection) FIELD(max_pipelined) FIELD(output_high_water) \
+            FIELD(max_buffered_bodies)
+#define RIVET_TIMEOUTS_FIELDS(FIELD)                                               \
+    FIELD(header_ms)                                                               \
+    FIELD(body_ms) FIELD(idle_ms) FIELD(write_ms) FIELD(linger_ms) FIELD(drain_ms) \
+        FIELD(drain_grace_ms) FIELD(handshake_ms)
+#define RIVET_COUNT_FIELD(name) +1
+static_assert(core::field_count<rivet::Limits> == 0 RIVET_LIMITS_FIELDS(RIVET_COUNT_FIELD),
+              "a rivet::Limits field is not converted: add it to RIVET_LIMITS_FIELDS");
+static_assert(core::field_count<engine::Limits> == 0 RIVET_LIMITS_FIELDS(RIVET_COUNT_FIELD),
+              "an engine::Limits field has no public counterpart in RIVET_LIMITS_FIELDS");
+static_assert(core::field_count<rivet::Timeouts> == 0 RIVET_TIMEOUTS_FIELDS(RIVET_COUNT_FIELD),
+              "a rivet::Timeouts field is not converted: add it to RIVET_TIMEOUTS_FIELDS");
+static_assert(core::field_count<engine::Timeouts> == 0 RIVET_TIMEOUTS_FIELDS(RIVET_COUNT_FIELD),
+              "an engine::Timeouts field has no public counterpart in RIVET_TIMEOUTS_FIELDS");
+
+engine::Limits engine_limits(const rivet::Limits& from) {
+    engine::Limits to;
+#define RIVET_COPY_FIELD(name) to.name = from.name;
+    RIVET_LIMITS_FIELDS(RIVET_COPY_FIELD)
+    return to;
+}
+
+engine::Timeouts engine_timeouts(const rivet::Timeouts& from) {
+    engine::Timeouts to;
+    RIVET_TIMEOUTS_FIELDS(RIVET_COPY_FIELD)
+#undef RIVET_COPY_FIELD
+    return to;
+}
 
 engine::ServerConfig server_config(const RunOptions& o) {
     engine::ServerConfig c;
@@ -21,13 +55,8 @@ engine::ServerConfig server_config(const RunOptions& o) {
         if (auto bad = c.proxy_trusted.assign(trusted); !bad.empty())
             throw std::invalid_argument("proxy_trusted: not an address or network: " + bad);
     }
-    const rivet::Limits& l = o.limits;
-    c.limits = {l.max_request_line, l.max_header_bytes,  l.max_headers,
-                l.max_body,         l.max_connections,   l.max_requests_per_connection,
-                l.max_pipelined,    l.output_high_water, l.max_buffered_bodies};
-    const rivet::Timeouts& t = o.timeouts;
-    c.timeouts = {t.header_ms, t.body_ms,  t.idle_ms,        t.write_ms,
-                  t.linger_ms, t.drain_ms, t.drain_grace_ms, t.handshake_ms};
+    c.limits = engine_limits(o.limits);
+    c.timeouts = engine_timeouts(o.timeouts);
     return c;
 }
 

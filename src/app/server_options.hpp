@@ -14,6 +14,10 @@ namespace rivet::app {
 // Throws std::invalid_argument for a proxy_trusted entry that is not an address or network.
 engine::ServerConfig server_config(const RunOptions& options);
 
+// Field by field, by name; a field on one side only does not compile (server_options.cpp).
+engine::Limits engine_limits(const rivet::Limits& limits);
+engine::Timeouts engine_timeouts(const rivet::Timeouts& timeouts);
+
 // For an answer written at once: views into `r`, nothing copied.
 engine::ReplyView view_of(const Response& r);
 // For an answer handed over (a worker's): the body is moved, the fields copied.

@@ -1,7 +1,7 @@
 // ServerConfig: everything the engine needs to know to listen, parse and time out. The public
 // rivet::Limits and rivet::Timeouts (include/rivet/limits.hpp, where each field is explained)
-// are above this layer; App converts them in one place (app/server_options.hpp), which checks at
-// compile time that the two stay the same size.
+// are above this layer; App converts them in one place (app/server_options.hpp), field by field
+// by name, and refuses to compile when a field is on one side only.
 #pragma once
 
 #include <cstddef>

@@ -13,6 +13,7 @@
 #include "server/pid_file.hpp"
 #include "server/privileges.hpp"
 #include "server/socket_activation.hpp"
+#include "server/startup_check.hpp"
 #include "server/tls_check.hpp"
 #include "server/upgrade.hpp"
 #include "server/upgrade_request.hpp"
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
             std::printf("%s\n", rivet::server::effective_config(cl).dump(2).c_str());
             const char* which =
                 cl.config_path.empty() ? "(defaults and flags)" : cl.config_path.c_str();
-            auto problems = rivet::server::check_tls_files(cl.run.tls);
+            auto problems = rivet::server::check_startup(cl);
+            for (auto& p : rivet::server::check_tls_files(cl.run.tls)) problems.push_back(p);
             for (const auto& p : problems) std::fprintf(stderr, "rivet: %s\n", p.c_str());
             if (!problems.empty()) {
                 std::fprintf(stderr, "rivet: configuration %s is not usable\n", which);

@@ -1,12 +1,13 @@
-// HTTPS in the rivet executable's configuration: the file's "tls" section (docs/CONFIG.md) and
-// the checks that need the whole configuration, flags included.
+// HTTPS in the rivet executable's configuration: the bounds of the file's "tls" section
+// (docs/CONFIG.md; its settings are settings::tls_section(), defined in tls_config.cpp) and the
+// checks that need the whole configuration, flags included.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "server/config_fields.hpp"
+#include "server/config.hpp"
 
 namespace rivet::server {
 
@@ -22,9 +23,6 @@ inline constexpr size_t kMaxSessionCache = 1'000'000;
 // --handshake-timeout / limits.handshake_timeout, in seconds.
 inline constexpr double kMinHandshakeTimeout = 0.001;
 inline constexpr double kMaxHandshakeTimeout = 3'600;
-
-// The "tls" section: present means HTTPS on, so it needs at least one certificate.
-config_fields::Section tls_section();
 
 // What the TLS settings of a whole configuration (file, then flags) get wrong together: TLS
 // settings without a certificate (only flags can do that: the section needs one), or the TLS

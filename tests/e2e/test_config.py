@@ -150,3 +150,36 @@ def test_help_lists_the_new_flags():
                  "--max-requests-per-connection", "--access-log", "--error-log", "--log-format",
                  "--log-level", "--rate-limit", "--rate-burst", "--admin-port", "--no-admin"):
         assert flag in p.stdout, flag
+
+
+def test_check_config_refuses_the_admin_port_on_the_main_port(tmp_path):
+    # Each setting is good alone; together the second listener could not bind at start.
+    path = write_config(tmp_path / "r.json", {"server": {"port": 9123},
+                                             "metrics": {"admin_port": 9123}})
+    p = run("--config", path, "--check-config")
+    assert p.returncode == 2, p
+    assert ("rivet: metrics.admin_port: the admin port 9123 is the plain HTTP port too"
+            in p.stderr), p.stderr
+    assert "is not usable" in p.stderr
+    assert run("--check-config", "--port", "9123", "--admin-port", "9124").returncode == 0
+
+
+def test_check_config_refuses_an_access_log_in_a_missing_directory(tmp_path):
+    log = tmp_path / "no-such-dir" / "access.log"
+    path = write_config(tmp_path / "r.json", {"logging": {"access_log": str(log)}})
+    p = run("--config", path, "--check-config")
+    assert p.returncode == 2, p
+    assert f"logging.access_log (--access-log): cannot create {log}" in p.stderr, p.stderr
+    # The same through the flag, and a directory that exists is fine.
+    assert run("--check-config", "--access-log", log).returncode == 2
+    assert run("--check-config", "--access-log", tmp_path / "access.log").returncode == 0
+    assert not (tmp_path / "access.log").exists()  # checking creates nothing
+
+
+def test_old_flag_names_are_aliases():
+    new = run("--check-config", "--io-threads", "3", "--thread-pool-size", "5")
+    old = run("--check-config", "--threads", "3", "--workers", "5")
+    assert new.returncode == old.returncode == 0, (new.stderr, old.stderr)
+    assert new.stdout == old.stdout
+    doc = json.loads(new.stdout)
+    assert (doc["server"]["io_threads"], doc["threading"]["thread_pool_size"]) == (3, 5)
