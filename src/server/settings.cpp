@@ -118,7 +118,7 @@ Section server_section() {
                  {flag("--user", "NAME")}},
                 {"proxy_protocol",
                  boolean(REF(run.proxy_protocol)),
-                 "read a PROXY protocol header (v1, v2; optional) from trusted peers",
+                 "read a PROXY header (v1, v2) from trusted peers; HTTPS: before TLS",
                  {switch_flag("--proxy-protocol", true, "")}},
                 {"proxy_trusted",
                  proxy_trusted(),
