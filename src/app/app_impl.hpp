@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "app/async_call.hpp"
-#include "app/loop_services.hpp"
-#include "app/middleware_chain.hpp"
-#include "app/operations.hpp"
-#include "app/router.hpp"
-#include "app/worker_pool.hpp"
+#include "app/async/async_call.hpp"
+#include "app/async/loop_services.hpp"
+#include "app/async/worker_pool.hpp"
+#include "app/middleware/middleware_chain.hpp"
+#include "app/operations/operations.hpp"
+#include "app/routing/router.hpp"
 #include "engine/exchange.hpp"
 #include "engine/server.hpp"
 #include "tls/context.hpp"

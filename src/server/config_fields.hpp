@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/ip_address.hpp"
+#include "app/operations/ip_address.hpp"
 #include "server/config.hpp"
 
 namespace rivet::server::config_fields {
