@@ -27,7 +27,7 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
         StaticFiles* files = nullptr;  // a static mount's route
-        CoroutineHandler coroutine;    // or a handler that waits (app/async_call.hpp)
+        CoroutineHandler coroutine;    // or a handler that waits (app/async/async_call.hpp)
         AsyncReplyHandler async_reply;
         uint64_t max_body = 0;                 // 0: the server's limits.max_body
         bool streamed = false;                 // the body comes as a BodyStream

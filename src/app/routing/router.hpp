@@ -9,7 +9,7 @@
 // matches) falls through to the next. Lookups allocate nothing on static, plain-parameter and
 // typed branches (a regular expression may); parameters are views into the looked-up path.
 //
-// Constraints, written right after the name (app/route_constraint.hpp):
+// Constraints, written right after the name (app/routing/route_constraint.hpp):
 // - <int>: an optional '-' and decimal digits fitting int64; <uint>: digits fitting uint64;
 //   <hex>: one or more hex digits; <uuid>: 8-4-4-4-12 hex digits.
 // - (expression): an ECMAScript regular expression matched against the whole segment, compiled
