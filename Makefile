@@ -8,7 +8,7 @@ PORT ?= 8080
 TLS_PORT ?= 8443
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run image test unit e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
+.PHONY: all setup build run image test unit layers e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
 
 all: build
 
@@ -36,6 +36,11 @@ image: build
 unit: build
 	./$(BUILD)/unit_tests
 
+# The layer rules are the build's (CMakeLists.txt, RIVET_LAYER_RULES): this proves an include
+# across them fails to compile, with the build's own flags (a few seconds).
+layers: build
+	bash tests/layers/check.sh $(BUILD)
+
 e2e: build
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 
@@ -44,11 +49,13 @@ e2e: build
 consumers: build
 	bash tests/consumer/run.sh $(BUILD)
 
-# Everything CI runs: unit and end-to-end tests, rivet as a library its users build against
-# (consumers), the benchmark harness's smoke run, the same tests under ASan+UBSan, the unit tests
-# (which include the framework on real sockets with workers) under TSan, and a bounded fuzz run.
+# Everything CI runs: unit tests, the layer rules, end-to-end tests, rivet as a library its users
+# build against (consumers), the benchmark harness's smoke run, the same tests under ASan+UBSan,
+# the unit tests (which include the framework on real sockets with workers) under TSan, and a
+# bounded fuzz run.
 test: build
 	./$(BUILD)/unit_tests
+	bash tests/layers/check.sh $(BUILD)
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 	$(MAKE) --no-print-directory consumers
 	$(MAKE) --no-print-directory bench-smoke

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/router.hpp"
+#include "app/routing/router.hpp"
 #include "http/request_parser.hpp"
 
 int main() {

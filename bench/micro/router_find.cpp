@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/router.hpp"
+#include "app/routing/router.hpp"
 
 namespace {
 size_t g_allocations = 0;

@@ -37,7 +37,7 @@ namespace rivet {
 
 namespace detail {
 
-// Out of line (src/app/async.cpp): the current loop's services.
+// Out of line (src/app/async/loop_services.cpp): the current loop's services.
 EventLoop& current_loop();  // throws std::logic_error off an I/O loop
 uint64_t start_timer(EventLoop& loop, int64_t ms, std::coroutine_handle<> h);
 void cancel_timer(EventLoop& loop, uint64_t id);

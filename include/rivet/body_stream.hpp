@@ -28,7 +28,7 @@ namespace rivet {
 
 namespace detail {
 
-struct BodyStreamState;  // the engine's stream of this request (src/app/body_stream.cpp)
+struct BodyStreamState;  // the engine's stream of this request (src/app/request/body_stream.cpp)
 
 // One next() in flight: what arrived, and the coroutine to resume with it.
 struct PieceSlot {

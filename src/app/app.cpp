@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "app/app_impl.hpp"
-#include "app/error_log.hpp"
-#include "app/loop_services.hpp"
-#include "app/method.hpp"
+#include "app/async/loop_services.hpp"
+#include "app/operations/error_log.hpp"
+#include "app/request/method.hpp"
 #include "app/server_options.hpp"
 #include "app/tls_options.hpp"
 

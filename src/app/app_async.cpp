@@ -1,4 +1,4 @@
-// How the App runs handlers that wait (coroutines, AsyncReply; app/async_call.hpp) and answers
+// How the App runs handlers that wait (coroutines, AsyncReply; async/async_call.hpp) and answers
 // them: the same error answers and middleware after() as every handler, on the request's loop,
 // then the Exchange (a coroutine that never waited) or the Deferred.
 #include <exception>

@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "app/async_call.hpp"
-#include "app/loop_services.hpp"
-#include "app/middleware_chain.hpp"
-#include "app/operations.hpp"
-#include "app/router.hpp"
-#include "app/worker_pool.hpp"
+#include "app/async/async_call.hpp"
+#include "app/async/loop_services.hpp"
+#include "app/async/worker_pool.hpp"
+#include "app/middleware/middleware_chain.hpp"
+#include "app/operations/operations.hpp"
+#include "app/routing/router.hpp"
 #include "engine/exchange.hpp"
 #include "engine/server.hpp"
 #include "tls/context.hpp"
@@ -27,7 +27,7 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
         bool offload = false;
         std::function<bool(const Request&)> offload_when;
         StaticFiles* files = nullptr;  // a static mount's route
-        CoroutineHandler coroutine;    // or a handler that waits (app/async_call.hpp)
+        CoroutineHandler coroutine;    // or a handler that waits (app/async/async_call.hpp)
         AsyncReplyHandler async_reply;
         uint64_t max_body = 0;                 // 0: the server's limits.max_body
         bool streamed = false;                 // the body comes as a BodyStream

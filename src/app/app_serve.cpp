@@ -4,8 +4,8 @@
 #include <string>
 
 #include "app/app_impl.hpp"
-#include "app/body_stream.hpp"
 #include "app/error_response.hpp"
+#include "app/request/body_stream.hpp"
 #include "app/server_options.hpp"
 
 namespace rivet {

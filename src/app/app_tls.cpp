@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "app/app_impl.hpp"
-#include "app/error_log.hpp"
+#include "app/operations/error_log.hpp"
 #include "app/server_options.hpp"
 #include "app/tls_options.hpp"
 

@@ -54,15 +54,16 @@ struct ServerConfig {
     Limits limits;
     Timeouts timeouts;
 
-    // PROXY protocol (v1 and v2) on the listener: a connection from an address in
-    // `proxy_trusted` may begin with a header naming the client (Connection's Phase::ProxyHeader),
-    // whose address then replaces the peer's. Others' headers are never read. Fixed at start.
+    // PROXY protocol (v1 and v2) on both listeners: a connection from an address in
+    // `proxy_trusted` may begin with a header naming the client (Connection's
+    // Stage::ProxyHeader; on the TLS listener before the handshake), whose address then replaces
+    // the peer's. Others' headers are never read. Fixed at start.
     bool proxy_protocol = false;
     net::NetworkList proxy_trusted;
 
     // TLS: with a context, a second set of listeners (one per loop) on tls_port (0: any free
     // port) serves HTTPS beside the plain port; every connection accepted there starts with a
-    // handshake (Connection's Phase::Handshake). `tls_listen_fds`: inherited sockets for it, as
+    // handshake (Connection's Stage::Handshake). `tls_listen_fds`: inherited sockets for it, as
     // listen_fds. reconfigure() replaces the context (new certificates after a reload): new
     // handshakes use the new one, open connections keep theirs.
     std::shared_ptr<const tls::Context> tls;

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "app/query.hpp"
+#include "app/request/query.hpp"
 #include "http/request_parser.hpp"
 #include "server/number_input.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "app/error_log.hpp"
+#include "app/operations/error_log.hpp"
 #include "server/command_line.hpp"
 #include "server/demo_routes.hpp"
 #include "server/healthcheck.hpp"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/ip_address.hpp"
+#include "app/operations/ip_address.hpp"
 #include "server/settings.hpp"
 
 namespace rivet::server::settings {

@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "app/error_log.hpp"
+#include "app/operations/error_log.hpp"
 #include "server/pid_file.hpp"
 
 extern char** environ;

@@ -1,6 +1,6 @@
 #include "app/static/accept_encoding.hpp"
 
-#include "app/accept_encoding.hpp"
+#include "app/compression/accept_encoding.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::files {

@@ -1,4 +1,4 @@
-#include "app/access_log.hpp"
+#include "app/operations/access_log.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#include "app/access_log_format.hpp"
+#include "app/operations/access_log_format.hpp"
 
 using namespace rivet::app;
 

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "app/accept_encoding.hpp"
-#include "app/compressible_type.hpp"
-#include "app/router.hpp"
+#include "app/compression/accept_encoding.hpp"
+#include "app/compression/compressible_type.hpp"
+#include "app/routing/router.hpp"
 #include "http/request_parser.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "app/ip_address.hpp"
+#include "app/operations/ip_address.hpp"
 
 #include <gtest/gtest.h>
 

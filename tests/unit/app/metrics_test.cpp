@@ -1,8 +1,8 @@
-#include "app/metrics.hpp"
+#include "app/operations/metrics.hpp"
 
 #include <gtest/gtest.h>
 
-#include "app/metrics_export.hpp"
+#include "app/operations/metrics_export.hpp"
 
 using namespace rivet::app;
 

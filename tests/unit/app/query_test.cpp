@@ -1,4 +1,4 @@
-#include "app/query.hpp"
+#include "app/request/query.hpp"
 
 #include <gtest/gtest.h>
 

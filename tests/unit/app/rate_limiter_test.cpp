@@ -1,4 +1,4 @@
-#include "app/rate_limiter.hpp"
+#include "app/operations/rate_limiter.hpp"
 
 #include <gtest/gtest.h>
 

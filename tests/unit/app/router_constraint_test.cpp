@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "app/route_constraint.hpp"
-#include "app/router.hpp"
+#include "app/routing/route_constraint.hpp"
+#include "app/routing/router.hpp"
 
 using rivet::app::method_bit;
 using rivet::app::MethodSet;

@@ -1,4 +1,4 @@
-#include "app/router.hpp"
+#include "app/routing/router.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "app/worker_pool.hpp"
+#include "app/async/worker_pool.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,119 @@
+// rivet::EventLoop and the out-of-line parts of rivet/async.hpp's awaitables, over net::Loop.
+#include "app/async/loop_services.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include <rivet/async.hpp>
+#include <rivet/http_error.hpp>
+
+#include "app/async/worker_pool.hpp"
+#include "net/loop.hpp"
+
+namespace rivet {
+
+namespace {
+
+net::Loop& net_loop(const EventLoop& l) {
+    return *detail::LoopAccess::services(l).loop;
+}
+
+}  // namespace
+
+void EventLoop::post(Function fn) const {
+    net_loop(*this).post(std::move(fn));
+}
+
+TimerHandle EventLoop::call_after(std::chrono::milliseconds delay, Function fn) const {
+    uint64_t ms = delay.count() > 0 ? uint64_t(delay.count()) : 0;
+    return TimerHandle(this, net_loop(*this).call_after(ms, std::move(fn)));
+}
+
+bool EventLoop::on_this_thread() const {
+    return net_loop(*this).on_loop_thread();
+}
+
+EventLoop* EventLoop::current() {
+    net::Loop* l = net::Loop::current();
+    return l ? static_cast<EventLoop*>(l->user_data()) : nullptr;
+}
+
+void TimerHandle::cancel() const {
+    if (loop_) net_loop(*loop_).cancel_timer(id_);
+}
+
+namespace detail {
+
+EventLoop& current_loop() {
+    EventLoop* l = EventLoop::current();
+    if (!l) throw std::logic_error("rivet: awaited off an I/O loop (only handlers can wait)");
+    return *l;
+}
+
+uint64_t start_timer(EventLoop& loop, int64_t ms, std::coroutine_handle<> h) {
+    return net_loop(loop).call_after(uint64_t(ms), [h] { h.resume(); });
+}
+
+void cancel_timer(EventLoop& loop, uint64_t id) {
+    net_loop(loop).cancel_timer(id);  // on the loop: erases it, or finds it fired already
+}
+
+uint64_t start_watch(EventLoop& loop, int fd, bool writable, std::coroutine_handle<> h) {
+    net::Loop& l = net_loop(loop);
+    auto id = std::make_shared<net::Loop::WatchId>(0);
+    // One-shot: the watch ends before the coroutine goes on (it may watch the fd again).
+    *id = l.watch(fd, writable ? net::kWritable : net::kReadable, [&l, id, h](uint32_t) {
+        l.unwatch(*id);
+        h.resume();
+    });
+    return *id;
+}
+
+void stop_watch(EventLoop& loop, uint64_t id) {
+    net_loop(loop).unwatch(id);
+}
+
+bool submit_work(EventLoop& loop, std::shared_ptr<Work> work) {
+    auto& s = LoopAccess::services(loop);
+    if (!s.pool) return false;
+    net::Loop* l = s.loop;
+    return s.pool->try_submit([work = std::move(work), l]() mutable {
+        work->run();
+        // Back on the loop: resume, unless the awaiter is gone; a handler cancelled while the
+        // job ran is destroyed only now (its frame may be what the job was reading).
+        l->post([work = std::move(work)] {
+            if (work->abandoned) return;
+            RootState* root = work->root;
+            if (root && root->doomed) return root->on_work_ended_after_cancel();
+            if (root) root->work = nullptr;
+            work->waiter.resume();
+        });
+    });
+}
+
+void throw_pool_full(EventLoop& loop) {
+    unsigned retry = LoopAccess::services(loop).retry_after_s;
+    throw HttpError(503, "Service Unavailable: the worker pool's queue is full")
+        .header("Retry-After", std::to_string(retry));
+}
+
+}  // namespace detail
+
+namespace app {
+
+EventLoops::EventLoops(std::vector<net::Loop*> loops, WorkerPool* pool, unsigned retry_after_s) {
+    for (unsigned i = 0; i < loops.size(); ++i) {
+        services_.push_back(
+            std::make_unique<LoopServices>(LoopServices{loops[i], pool, retry_after_s}));
+        loops_.push_back(detail::LoopAccess::make(services_.back().get(), i));
+        loops[i]->set_user_data(loops_.back().get());
+    }
+}
+
+EventLoops::~EventLoops() {
+    for (auto& s : services_) s->loop->set_user_data(nullptr);
+}
+
+}  // namespace app
+
+}  // namespace rivet

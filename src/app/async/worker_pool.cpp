@@ -1,0 +1,68 @@
+#include "app/async/worker_pool.hpp"
+
+namespace rivet::app {
+
+WorkerPool::WorkerPool(unsigned workers, size_t max_queue) : max_queue_(max_queue) {
+    if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+}
+
+WorkerPool::~WorkerPool() {
+    stop();
+}
+
+bool WorkerPool::try_submit(Job job, Priority priority) {
+    const auto level = static_cast<size_t>(priority);
+    if (level >= kLevels) return false;
+    const size_t bound = priority == Priority::High ? max_queue_ + high_headroom() : max_queue_;
+    {
+        std::lock_guard lock(mutex_);
+        // Jobs submitted but not yet taken by an idle worker do not count against the queue:
+        // with this one, the jobs that would wait for a worker must stay within the bound (so a
+        // bound of 0 still lets every idle worker take one).
+        size_t idle = threads_.size() - running_;
+        size_t would_wait = waiting_ + 1 > idle ? waiting_ + 1 - idle : 0;
+        if (stopping_ || would_wait > bound) return false;
+        queues_[level].push_back(std::move(job));
+        ++waiting_;
+    }
+    ready_.notify_one();
+    return true;
+}
+
+void WorkerPool::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+}
+
+size_t WorkerPool::queued() const {
+    std::lock_guard lock(mutex_);
+    return waiting_;
+}
+
+void WorkerPool::work() {
+    for (;;) {
+        Job job;
+        {
+            std::unique_lock lock(mutex_);
+            ready_.wait(lock, [this] { return stopping_ || waiting_ != 0; });
+            if (waiting_ == 0) return;  // stopping, and nothing left to finish
+            auto& queue = *std::find_if(queues_.rbegin(), queues_.rend(),
+                                        [](const std::deque<Job>& q) { return !q.empty(); });
+            job = std::move(queue.front());
+            queue.pop_front();
+            --waiting_;
+            ++running_;
+        }
+        job();  // jobs catch their own exceptions (App wraps handlers)
+        std::lock_guard lock(mutex_);
+        --running_;
+    }
+}
+
+}  // namespace rivet::app

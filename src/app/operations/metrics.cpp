@@ -1,0 +1,89 @@
+#include "app/operations/metrics.hpp"
+
+namespace rivet::app {
+
+namespace {
+
+// The single writer's increment: no lock prefix, and readers still see whole values.
+inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+inline void add(std::atomic<uint64_t>& c, uint64_t n = 1) {
+    c.fetch_add(n, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Metrics::Metrics(unsigned loops, std::vector<RouteLabel> routes) : routes_(std::move(routes)) {
+    for (unsigned i = 0; i <= loops; ++i)
+        blocks_.push_back(std::make_unique<Block>(routes_.size()));
+}
+
+size_t Metrics::bucket_of(uint64_t micros) {
+    size_t i = 0;
+    while (i < std::size(kBoundsUs) && micros > kBoundsUs[i]) ++i;
+    return i;
+}
+
+size_t Metrics::class_of(int status) {
+    int c = status / 100 - 1;
+    return c < 0 ? 0 : c > 4 ? 4 : size_t(c);
+}
+
+void Metrics::record(unsigned loop, uint32_t route, int status, uint64_t micros) {
+    if (loop + 1 >= blocks_.size()) return record_shared(route, status, micros);
+    Block& b = *blocks_[loop];
+    if (route < routes_.size()) bump(b.by_route[route * kClasses + class_of(status)]);
+    bump(b.latency[bucket_of(micros)]);
+    bump(b.latency_sum_us, micros);
+}
+
+void Metrics::count_rate_limited(unsigned loop) {
+    if (loop + 1 >= blocks_.size()) return add(blocks_.back()->rate_limited);
+    bump(blocks_[loop]->rate_limited);
+}
+
+void Metrics::record_shared(uint32_t route, int status, uint64_t micros) {
+    Block& b = *blocks_.back();
+    if (route < routes_.size()) add(b.by_route[route * kClasses + class_of(status)]);
+    add(b.latency[bucket_of(micros)]);
+    add(b.latency_sum_us, micros);
+}
+
+void Metrics::count_pool_rejected() {
+    add(blocks_.back()->pool_rejected);
+}
+
+void Metrics::count_handler_exception(unsigned loop) {
+    if (loop >= blocks_.size() - 1) return add(blocks_.back()->handler_exceptions);  // a worker
+    bump(blocks_[loop]->handler_exceptions);
+}
+
+void Metrics::count_handler_cancelled(unsigned loop) {
+    if (loop >= blocks_.size() - 1) return add(blocks_.back()->handlers_cancelled);
+    bump(blocks_[loop]->handlers_cancelled);
+}
+
+Metrics::Totals Metrics::totals() const {
+    Totals t;
+    t.by_route.assign(routes_.size(), {});
+    for (const auto& b : blocks_) {
+        for (size_t r = 0; r < routes_.size(); ++r)
+            for (size_t c = 0; c < kClasses; ++c)
+                t.by_route[r][c] += b->by_route[r * kClasses + c].load(std::memory_order_relaxed);
+        for (size_t i = 0; i < kBuckets; ++i) {
+            uint64_t n = b->latency[i].load(std::memory_order_relaxed);
+            t.latency[i] += n;
+            t.requests += n;
+        }
+        t.latency_sum_us += b->latency_sum_us.load(std::memory_order_relaxed);
+        t.rate_limited += b->rate_limited.load(std::memory_order_relaxed);
+        t.pool_rejected += b->pool_rejected.load(std::memory_order_relaxed);
+        t.handler_exceptions += b->handler_exceptions.load(std::memory_order_relaxed);
+        t.handlers_cancelled += b->handlers_cancelled.load(std::memory_order_relaxed);
+    }
+    return t;
+}
+
+}  // namespace rivet::app

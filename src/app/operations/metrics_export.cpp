@@ -1,0 +1,251 @@
+#include "app/operations/metrics_export.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace rivet::app {
+
+namespace {
+
+const char* const kClassNames[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+
+// A label value: backslash, double quote and newline escaped (exposition format).
+std::string label(std::string_view v) {
+    std::string out;
+    for (char c : v) {
+        if (c == '\\' || c == '"') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out;
+}
+
+void line(std::string& out, const char* text) {
+    out += text;
+    out += '\n';
+}
+
+template <typename T>
+void sample(std::string& out, const std::string& name_and_labels, T value) {
+    out += name_and_labels;
+    out += ' ';
+    if constexpr (std::is_floating_point_v<T>) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6f", double(value));
+        out += buf;
+    } else {
+        out += std::to_string(value);
+    }
+    out += '\n';
+}
+
+std::string seconds_label(uint64_t us) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(us) / 1e6);
+    return buf;
+}
+
+// The engine's handshake counters. Emitted with TLS off too (all zero): scrapers and
+// dashboards see the same series whatever the configuration.
+void tls_metrics(std::string& out, const engine::ServerStats& t) {
+    line(out, "# HELP rivet_tls_handshakes_total TLS handshakes finished, by version and kind.");
+    line(out, "# TYPE rivet_tls_handshakes_total counter");
+    const auto& h = t.tls_handshakes;
+    sample(out, "rivet_tls_handshakes_total{version=\"1.2\",kind=\"full\"}", h.full_tls12);
+    sample(out, "rivet_tls_handshakes_total{version=\"1.2\",kind=\"resumed\"}", h.resumed_tls12);
+    sample(out, "rivet_tls_handshakes_total{version=\"1.3\",kind=\"full\"}", h.full_tls13);
+    sample(out, "rivet_tls_handshakes_total{version=\"1.3\",kind=\"resumed\"}", h.resumed_tls13);
+    line(out,
+         "# HELP rivet_tls_handshake_failures_total TLS handshakes that did not finish, by "
+         "reason.");
+    line(out, "# TYPE rivet_tls_handshake_failures_total counter");
+    for (size_t i = 0; i < engine::kTlsFailureKinds; ++i)
+        sample(out,
+               std::string("rivet_tls_handshake_failures_total{reason=\"") +
+                   engine::tls_failure_name(engine::TlsFailure(i)) + "\"}",
+               t.tls_failures[i]);
+}
+
+}  // namespace
+
+void read_process_stats(Snapshot& s) {
+    std::ifstream statm("/proc/self/statm");
+    uint64_t size = 0, resident = 0;
+    if (statm >> size >> resident) s.rss_bytes = resident * uint64_t(sysconf(_SC_PAGESIZE));
+    rusage u;
+    if (getrusage(RUSAGE_SELF, &u) == 0)
+        s.cpu_seconds = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                        double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+std::string prometheus_text(const Snapshot& s) {
+    std::string out;
+    out.reserve(4096 + s.routes.size() * 5 * 96);
+    const auto& t = s.totals;
+
+    line(out, "# HELP rivet_http_requests_total Requests answered, by route and status class.");
+    line(out, "# TYPE rivet_http_requests_total counter");
+    for (size_t r = 0; r < s.routes.size(); ++r)
+        for (size_t c = 0; c < Metrics::kClasses; ++c) {
+            if (t.by_route[r][c] == 0 && c != 1) continue;  // 2xx always, others once seen
+            sample(out,
+                   "rivet_http_requests_total{method=\"" + label(s.routes[r].method) +
+                       "\",route=\"" + label(s.routes[r].route) + "\",code=\"" + kClassNames[c] +
+                       "\"}",
+                   t.by_route[r][c]);
+        }
+
+    line(out, "# HELP rivet_http_request_duration_seconds From the handler's start to the answer.");
+    line(out, "# TYPE rivet_http_request_duration_seconds histogram");
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < Metrics::kBuckets; ++i) {
+        cumulative += t.latency[i];
+        std::string le = i < std::size(Metrics::kBoundsUs) ? seconds_label(Metrics::kBoundsUs[i])
+                                                           : std::string("+Inf");
+        sample(out, "rivet_http_request_duration_seconds_bucket{le=\"" + le + "\"}", cumulative);
+    }
+    sample(out, "rivet_http_request_duration_seconds_sum", double(t.latency_sum_us) / 1e6);
+    sample(out, "rivet_http_request_duration_seconds_count", cumulative);
+
+    line(out, "# HELP rivet_received_bytes_total Bytes read from client connections.");
+    line(out, "# TYPE rivet_received_bytes_total counter");
+    sample(out, "rivet_received_bytes_total", s.serving.traffic.bytes_in);
+    line(out, "# HELP rivet_sent_bytes_total Bytes written to client connections.");
+    line(out, "# TYPE rivet_sent_bytes_total counter");
+    sample(out, "rivet_sent_bytes_total", s.serving.traffic.bytes_out);
+
+    line(out, "# HELP rivet_connections_open Client connections open now.");
+    line(out, "# TYPE rivet_connections_open gauge");
+    sample(out, "rivet_connections_open", s.serving.traffic.open_connections);
+    line(out, "# HELP rivet_connections_accepted_total Client connections accepted.");
+    line(out, "# TYPE rivet_connections_accepted_total counter");
+    sample(out, "rivet_connections_accepted_total", s.serving.traffic.accepted);
+    line(out,
+         "# HELP rivet_proxy_header_refused_total Connections from trusted proxies closed for an "
+         "invalid PROXY protocol header.");
+    line(out, "# TYPE rivet_proxy_header_refused_total counter");
+    sample(out, "rivet_proxy_header_refused_total", s.serving.traffic.proxy_refused);
+    tls_metrics(out, s.serving.traffic);
+
+    line(out,
+         "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "
+         "still arriving (limits.max_buffered_body_bytes).");
+    line(out, "# TYPE rivet_request_body_bytes_buffered gauge");
+    sample(out, "rivet_request_body_bytes_buffered", s.serving.traffic.body_bytes_held);
+    line(out,
+         "# HELP rivet_request_bodies_waiting Connections not read: their body waits for "
+         "buffered bytes to be freed.");
+    line(out, "# TYPE rivet_request_bodies_waiting gauge");
+    sample(out, "rivet_request_bodies_waiting", s.serving.traffic.bodies_waiting);
+
+    line(out, "# HELP rivet_worker_queue_depth Offloaded requests waiting for a worker.");
+    line(out, "# TYPE rivet_worker_queue_depth gauge");
+    sample(out, "rivet_worker_queue_depth", s.serving.queue_depth);
+    line(out, "# HELP rivet_worker_rejections_total Offloaded requests refused (503): queue full.");
+    line(out, "# TYPE rivet_worker_rejections_total counter");
+    sample(out, "rivet_worker_rejections_total", t.pool_rejected);
+    line(out, "# HELP rivet_handler_exceptions_total Handlers that threw (each answered 500).");
+    line(out, "# TYPE rivet_handler_exceptions_total counter");
+    sample(out, "rivet_handler_exceptions_total", t.handler_exceptions);
+    line(out,
+         "# HELP rivet_handlers_cancelled_total Waiting handlers stopped because their client "
+         "went away.");
+    line(out, "# TYPE rivet_handlers_cancelled_total counter");
+    sample(out, "rivet_handlers_cancelled_total", t.handlers_cancelled);
+    line(out, "# HELP rivet_workers Worker pool threads.");
+    line(out, "# TYPE rivet_workers gauge");
+    sample(out, "rivet_workers", s.serving.workers);
+
+    line(out, "# HELP rivet_rate_limited_total Requests refused with 429 by the rate limiter.");
+    line(out, "# TYPE rivet_rate_limited_total counter");
+    sample(out, "rivet_rate_limited_total", t.rate_limited);
+    line(out, "# HELP rivet_rate_limit_clients Client buckets held (at most the capacity).");
+    line(out, "# TYPE rivet_rate_limit_clients gauge");
+    sample(out, "rivet_rate_limit_clients", s.rate_limit_clients);
+    line(out, "# HELP rivet_rate_limit_capacity Client buckets the table can hold.");
+    line(out, "# TYPE rivet_rate_limit_capacity gauge");
+    sample(out, "rivet_rate_limit_capacity", s.rate_limit_capacity);
+
+    if (s.serving.has_cache) {
+        line(out, "# HELP rivet_file_cache_hits_total Static file lookups answered by the cache.");
+        line(out, "# TYPE rivet_file_cache_hits_total counter");
+        sample(out, "rivet_file_cache_hits_total", s.serving.cache_hits);
+        line(out, "# HELP rivet_file_cache_misses_total Static file lookups that went to disk.");
+        line(out, "# TYPE rivet_file_cache_misses_total counter");
+        sample(out, "rivet_file_cache_misses_total", s.serving.cache_misses);
+    }
+
+    line(out, "# HELP rivet_access_log_dropped_total Access log lines lost: the disk fell behind.");
+    line(out, "# TYPE rivet_access_log_dropped_total counter");
+    sample(out, "rivet_access_log_dropped_total", s.access_log_dropped);
+
+    line(out, "# HELP process_resident_memory_bytes Resident memory size in bytes.");
+    line(out, "# TYPE process_resident_memory_bytes gauge");
+    sample(out, "process_resident_memory_bytes", s.rss_bytes);
+    line(out, "# HELP process_cpu_seconds_total User and system CPU time in seconds.");
+    line(out, "# TYPE process_cpu_seconds_total counter");
+    sample(out, "process_cpu_seconds_total", s.cpu_seconds);
+    line(out, "# HELP process_start_time_seconds Start time since the Unix epoch in seconds.");
+    line(out, "# TYPE process_start_time_seconds gauge");
+    sample(out, "process_start_time_seconds", s.start_time_s);
+    return out;
+}
+
+std::string status_json(const Snapshot& s) {
+    const auto& t = s.totals;
+    nlohmann::json j;
+    j["uptime_s"] = s.uptime_s;
+    j["requests"] = t.requests;
+    nlohmann::json classes = nlohmann::json::object();
+    for (size_t c = 0; c < Metrics::kClasses; ++c) {
+        uint64_t n = 0;
+        for (const auto& r : t.by_route) n += r[c];
+        classes[kClassNames[c]] = n;
+    }
+    j["status"] = classes;
+    j["latency_bounds_us"] =
+        std::vector<uint64_t>(std::begin(Metrics::kBoundsUs), std::end(Metrics::kBoundsUs));
+    j["latency_counts"] = t.latency;  // per bucket, the last is +Inf
+    j["latency_sum_us"] = t.latency_sum_us;
+    j["connections"] = s.serving.traffic.open_connections;
+    j["accepted"] = s.serving.traffic.accepted;
+    j["bytes_in"] = s.serving.traffic.bytes_in;
+    j["bytes_out"] = s.serving.traffic.bytes_out;
+    j["queue_depth"] = s.serving.queue_depth;
+    j["workers"] = s.serving.workers;
+    j["loops"] = s.serving.loops;
+    j["pool_rejected"] = t.pool_rejected;
+    j["handler_exceptions"] = t.handler_exceptions;
+    j["handlers_cancelled"] = t.handlers_cancelled;
+    j["rate_limiting"] = s.rate_limiting;
+    j["rate_limited"] = t.rate_limited;
+    j["rate_limit_clients"] = s.rate_limit_clients;
+    if (s.serving.has_cache)
+        j["cache"] = {{"hits", s.serving.cache_hits}, {"misses", s.serving.cache_misses}};
+    else
+        j["cache"] = nullptr;
+    const auto& h = s.serving.traffic.tls_handshakes;
+    nlohmann::json failures = nlohmann::json::object();
+    for (size_t i = 0; i < engine::kTlsFailureKinds; ++i)
+        failures[engine::tls_failure_name(engine::TlsFailure(i))] =
+            s.serving.traffic.tls_failures[i];
+    j["tls"] = {{"handshakes",
+                 {{"full_tls12", h.full_tls12},
+                  {"resumed_tls12", h.resumed_tls12},
+                  {"full_tls13", h.full_tls13},
+                  {"resumed_tls13", h.resumed_tls13}}},
+                {"failures", failures}};
+    j["rss_bytes"] = s.rss_bytes;
+    j["cpu_seconds"] = s.cpu_seconds;
+    return j.dump();
+}
+
+}  // namespace rivet::app

@@ -1,0 +1,265 @@
+#include "app/operations/operations.hpp"
+
+#include <netinet/in.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+#include "app/operations/error_log.hpp"
+#include "app/operations/status_page.hpp"
+#include "app/request/request_access.hpp"
+#include "app/server_options.hpp"
+
+namespace rivet::app {
+
+namespace {
+
+// Pseudo-routes, after the App's own: offsets from first_pseudo_.
+enum Pseudo : uint32_t { kUnrouted, kProtocol, kMetrics, kStatus, kStatusJson, kHealth, kCount };
+
+IpAddress from_peer(const engine::PeerIp& p) {
+    return p.family == AF_INET6 ? IpAddress::v6(p.bytes) : IpAddress::v4(p.bytes);
+}
+
+void set_tls(AccessRecord& r, const engine::TlsFacts& tls) {
+    if (!tls.secure) return;
+    r.secure = true;
+    r.tls_resumed = tls.resumed;
+    r.tls_version = tls.version;
+    r.tls_cipher = tls.cipher;
+    r.tls_server_name = tls.server_name;
+}
+
+}  // namespace
+
+struct Operations::AdminApplication final : engine::Application {
+    explicit AdminApplication(Operations& ops) : ops(ops) {}
+    void serve(engine::Exchange& ex) override {
+        Trace trace;
+        trace.start_ns = now_ns();
+        trace.route = ops.first_pseudo_ + kUnrouted;
+        if (!ops.serve_admin(ex, trace)) ex.respond_simple(404, "Not Found\n");
+        // Not a main loop: its counters and log lines go where the workers' go.
+        ops.finish_on(ops.loops_, ex, trace);
+    }
+    Operations& ops;
+};
+
+Operations::Operations(const OperationsOptions& options, unsigned loops,
+                       std::vector<RouteLabel> routes, std::function<ServingStats()> serving)
+    : loops_(loops),
+      first_pseudo_(uint32_t(routes.size())),
+      metrics_(loops,
+               [&] {
+                   routes.push_back({"", "(none)"});
+                   routes.push_back({"", "(protocol)"});
+                   routes.push_back({"GET", "/metrics"});
+                   routes.push_back({"GET", "/status"});
+                   routes.push_back({"GET", "/status.json"});
+                   routes.push_back({"GET", "/healthz"});
+                   return std::move(routes);
+               }()),
+      access_log_(loops + 1),
+      limiter_(options.rate_limit.max_clients),
+      serving_(std::move(serving)),
+      admin_app_(std::make_unique<AdminApplication>(*this)) {
+    if (auto e = reconfigure(options); !e.empty()) throw std::runtime_error(e);
+}
+
+engine::Application& Operations::admin_application() {
+    return *admin_app_;
+}
+
+Operations::~Operations() {
+    stop();
+}
+
+std::string Operations::reconfigure(const OperationsOptions& options) {
+    std::lock_guard lock(reconfigure_mutex_);
+    auto next = std::make_unique<Settings>();
+    next->options = options;
+    std::string problems;
+    auto note = [&](const std::string& e) {
+        if (!e.empty()) problems += (problems.empty() ? "" : "; ") + e;
+    };
+    // The lists were validated with the configuration; a library user may still pass junk.
+    if (auto bad = next->allow.assign(options.rate_limit.allow); !bad.empty())
+        note("rate limit allow list: not an address or network: " + bad);
+    if (auto bad = next->trusted.assign(options.rate_limit.trusted_proxies); !bad.empty())
+        note("trusted proxies: not an address or network: " + bad);
+    if (history_.empty() ||
+        history_.back()->options.rate_limit.max_clients != options.rate_limit.max_clients) {
+        if (!history_.empty()) limiter_.resize(options.rate_limit.max_clients);
+    }
+    auto& errors = ErrorLog::instance();
+    errors.set_level(options.log.level);
+    if (history_.empty() || history_.back()->options.log.error_log != options.log.error_log)
+        note(errors.open(options.log.error_log));
+    note(access_log_.configure(options.log));
+    settings_.store(next.get(), std::memory_order_release);
+    history_.push_back(std::move(next));
+    return problems;
+}
+
+std::string Operations::reopen_logs() {
+    std::string problems = ErrorLog::instance().reopen();
+    access_log_.flush();  // lines for the old file go to the old file
+    if (auto e = access_log_.reopen(); !e.empty()) problems += (problems.empty() ? "" : "; ") + e;
+    return problems;
+}
+
+void Operations::stop() {
+    access_log_.stop();
+}
+
+IpAddress Operations::client_of(engine::Exchange& ex, const Settings& s) {
+    IpAddress peer = from_peer(ex.peer_ip());
+    if (s.trusted.empty()) return peer;
+    return forwarded_client(peer, ex.head().headers, s.trusted);
+}
+
+bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
+    const auto& admin = settings().options.admin;
+    std::string_view path = ex.head().path;
+    auto method = ex.head().method;
+    if (method != http::Method::Get && method != http::Method::Head) return false;
+    if (admin.metrics && path == "/metrics") {
+        trace.route = first_pseudo_ + kMetrics;
+        Response res;
+        res.body(prometheus_text(snapshot()), "text/plain; version=0.0.4; charset=utf-8");
+        ex.respond(view_of(res));
+        return true;
+    }
+    if (admin.status_page && path == "/status") {
+        trace.route = first_pseudo_ + kStatus;
+        Response res;
+        res.html(status_page_html());
+        res.header("Cache-Control", "no-store");
+        ex.respond(view_of(res));
+        return true;
+    }
+    if (admin.status_page && path == "/status.json") {
+        trace.route = first_pseudo_ + kStatusJson;
+        Response res;
+        res.body(status_json(snapshot()), "application/json");
+        res.header("Cache-Control", "no-store");
+        ex.respond(view_of(res));
+        return true;
+    }
+    if (admin.health && path == "/healthz") {
+        trace.route = first_pseudo_ + kHealth;
+        Response res;
+        if (lame_duck_.load(std::memory_order_relaxed))
+            res.status(503).text("draining");
+        else
+            res.text("ok");
+        ex.respond(view_of(res));
+        return true;
+    }
+    return false;
+}
+
+Operations::Verdict Operations::intercept(engine::Exchange& ex, Trace& trace,
+                                          unsigned& retry_after_s) {
+    const Settings& s = settings();
+    trace.route = first_pseudo_ + kUnrouted;
+    // The admin endpoints, unless they have a listener of their own. A cheap first look: all of
+    // them start with "/m", "/s" or "/h".
+    std::string_view path = ex.head().path;
+    if (s.options.admin.admin_port == 0 && path.size() >= 7 &&
+        (path[1] == 'm' || path[1] == 's' || path[1] == 'h') && serve_admin(ex, trace))
+        return Verdict::Answered;
+    const auto& rl = s.options.rate_limit;
+    if (!rl.enabled) return Verdict::Pass;
+    trace.client = client_of(ex, s);
+    trace.have_client = true;
+    if (s.allow.contains(trace.client)) return Verdict::Pass;
+    auto verdict = limiter_.check(trace.client, trace.start_ns, rl.requests_per_second, rl.burst);
+    if (verdict.allowed) return Verdict::Pass;
+    metrics_.count_rate_limited(ex.loop_index());
+    retry_after_s = verdict.retry_after_s;
+    return Verdict::RateLimited;
+}
+
+void Operations::finish(engine::Exchange& ex, const Trace& trace) {
+    finish_on(ex.loop_index(), ex, trace);
+}
+
+void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& trace) {
+    uint64_t micros = (now_ns() - trace.start_ns) / 1000;
+    metrics_.record(loop, trace.route, ex.status(), micros);
+    if (!access_log_.enabled()) return;
+    const auto& head = ex.head();
+    AccessRecord r;
+    r.method = head.method_name;
+    r.target = head.target;
+    r.version_minor = head.version_minor;
+    for (const auto& h : head.headers) {  // one pass for both
+        if (h.name.size() == 7 && http::iequals(h.name, "Referer"))
+            r.referer = h.value;
+        else if (h.name.size() == 10 && http::iequals(h.name, "User-Agent"))
+            r.user_agent = h.value;
+    }
+    r.status = ex.status();
+    r.body_bytes = head.method == http::Method::Head ? 0 : ex.body_bytes();
+    r.micros = micros;
+    set_tls(r, ex.tls());
+    access_log_.write(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
+}
+
+void Operations::finish_offloaded(const Request& req, const Trace& trace, const Response& res) {
+    uint64_t micros = (now_ns() - trace.start_ns) / 1000;
+    metrics_.record_shared(trace.route, res.status(), micros);
+    if (!access_log_.enabled()) return;
+    AccessRecord r;
+    r.method = req.method_name();
+    r.target = req.target();
+    r.version_minor = req.version_minor();
+    r.referer = req.header("Referer");
+    r.user_agent = req.header("User-Agent");
+    r.status = res.status();
+    const FileRange* file = res.file_range();
+    r.body_bytes = req.method() == Method::Head ? 0 : file ? file->length : res.body().size();
+    r.micros = micros;
+    set_tls(r, RequestAccess::tls(req));
+    access_log_.write(loops_, r, trace.client);
+}
+
+void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int status) {
+    metrics_.record(loop, first_pseudo_ + kProtocol, status, 0);
+    if (!access_log_.enabled()) return;
+    AccessRecord r;
+    r.status = status;
+    access_log_.write(loop, r, from_peer(peer));
+}
+
+void Operations::handler_threw(unsigned loop, std::string_view path, const char* what) {
+    metrics_.count_handler_exception(loop);
+    std::string where = loop == Request::kNoLoop ? "offloaded handler for " : "handler for ";
+    where.append(path);
+    log_error(what ? where + " threw: " + what : where + " threw a non-standard exception");
+}
+
+Snapshot Operations::snapshot() {
+    Snapshot s;
+    s.totals = metrics_.totals();
+    s.routes = metrics_.routes();
+    if (serving_) s.serving = serving_();
+    s.serving.loops = loops_;
+    const auto& rl = settings().options.rate_limit;
+    s.rate_limiting = rl.enabled;
+    s.rate_limit_clients = limiter_.tracked();
+    s.rate_limit_capacity = limiter_.capacity();
+    s.access_log_dropped = access_log_.dropped();
+    s.start_time_s =
+        double(std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch())
+                   .count()) /
+        1000.0;
+    s.uptime_s = double(now_ns() - started_ns_) / 1e9;
+    read_process_stats(s);
+    return s;
+}
+
+}  // namespace rivet::app

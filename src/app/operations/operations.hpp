@@ -1,0 +1,119 @@
+// Operations: what App does around each request for the operator: the access log, the rate
+// limiter, the metrics, and the admin endpoints (/metrics, /status, /status.json, /healthz).
+//
+// Its settings can be replaced while requests run (reconfigure, on SIGHUP): a settings object
+// is never changed once published; loops read the current one with one atomic load, and old
+// ones are kept until the Operations ends (a reload is rare, and they are small).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <rivet/operations.hpp>
+#include <rivet/request.hpp>
+#include <rivet/response.hpp>
+
+#include "app/operations/access_log.hpp"
+#include "app/operations/ip_address.hpp"
+#include "app/operations/metrics.hpp"
+#include "app/operations/metrics_export.hpp"
+#include "app/operations/rate_limiter.hpp"
+#include "engine/exchange.hpp"
+
+namespace rivet::app {
+
+class Operations {
+public:
+    // `routes`: the App's routes, by id; pseudo-routes are added after them.
+    Operations(const OperationsOptions& options, unsigned loops, std::vector<RouteLabel> routes,
+               std::function<ServingStats()> serving);
+    ~Operations();
+
+    // Applies new settings (the admin listener's address excepted). Returns an error text
+    // (e.g. a log file that cannot be opened); what could be applied is applied regardless.
+    std::string reconfigure(const OperationsOptions& options);
+    std::string reopen_logs();  // logrotate: files renamed away are replaced by new ones
+    void stop();                // flushes the access log; no more lines after it
+    // The lame-duck period before a drain (App::run): /healthz answers 503 from now on, so
+    // health checks take the instance out of rotation while it still serves.
+    void begin_lame_duck() { lame_duck_.store(true, std::memory_order_relaxed); }
+
+    // One request's bookkeeping, from its start to its answer.
+    struct Trace {
+        uint64_t start_ns = 0;
+        uint32_t route = 0;
+        bool have_client = false;
+        IpAddress client;
+    };
+    static uint64_t now_ns() {
+        return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count());
+    }
+
+    // On the loop, before routing: the admin endpoints (when served on the main port, answered
+    // here) and the rate limit (a refused request is answered by the caller, 429 with
+    // Retry-After: `retry_after_s`, so that its middleware sees it).
+    enum class Verdict : uint8_t { Pass, Answered, RateLimited };
+    Verdict intercept(engine::Exchange& ex, Trace& trace, unsigned& retry_after_s);
+    // On the loop, after an answer given there (ex.status() != 0).
+    void finish(engine::Exchange& ex, const Trace& trace);
+    // From any thread, for an offloaded request, once its response exists.
+    void finish_offloaded(const Request& req, const Trace& trace, const Response& res);
+    void protocol_error(unsigned loop, const engine::PeerIp& peer, int status);
+    // Fills trace.client (the peer, or whom trusted proxies name) if intercept() did not.
+    void resolve_client(engine::Exchange& ex, Trace& trace) {
+        if (trace.have_client) return;
+        trace.client = client_of(ex, settings());
+        trace.have_client = true;
+    }
+    void count_pool_rejected() { metrics_.count_pool_rejected(); }
+    // A handler threw: logged here with what it threw (`what`, or null when it was not a
+    // std::exception), counted, and answered 500 by the caller.
+    void handler_threw(unsigned loop, std::string_view path, const char* what);
+    void count_handler_cancelled(unsigned loop) { metrics_.count_handler_cancelled(loop); }
+
+    uint32_t unrouted() const { return first_pseudo_; }  // 404/405/429 and OPTIONS *
+
+    // For the admin listener (AdminOptions::admin_port): only the admin endpoints.
+    engine::Application& admin_application();
+
+    Snapshot snapshot();
+    const LogOptions& log_options() const { return settings().options.log; }
+
+private:
+    struct Settings {
+        OperationsOptions options;
+        NetworkList allow;
+        NetworkList trusted;
+    };
+    const Settings& settings() const { return *settings_.load(std::memory_order_acquire); }
+    IpAddress client_of(engine::Exchange& ex, const Settings& s);
+    // Answers an admin path if it is one that is on; returns whether it did.
+    bool serve_admin(engine::Exchange& ex, Trace& trace);
+    void finish_on(unsigned shard, engine::Exchange& ex, const Trace& trace);
+
+    std::atomic<const Settings*> settings_{nullptr};
+    std::vector<std::unique_ptr<Settings>> history_;  // every published settings object
+    std::mutex reconfigure_mutex_;
+
+    unsigned loops_;
+    uint32_t first_pseudo_;
+    Metrics metrics_;
+    AccessLog access_log_;
+    RateLimiter limiter_;
+    std::function<ServingStats()> serving_;
+    std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
+    uint64_t started_ns_ = now_ns();
+    std::atomic<bool> lame_duck_{false};
+
+    struct AdminApplication;
+    std::unique_ptr<AdminApplication> admin_app_;
+};
+
+}  // namespace rivet::app
