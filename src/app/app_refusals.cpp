@@ -9,7 +9,8 @@ namespace rivet {
 
 void App::Impl::plan_body(const http::RequestHead& head, engine::BodyPlan& plan) {
     // A second route lookup, only for requests with a body in apps with per-route limits: a
-    // GET /hello pays nothing.
+    // GET /hello pays nothing. The match is not carried on to serve(): its parameters are views
+    // into a head that moves while the body arrives, and finding them is the lookup itself.
     if (!routes_plan_bodies || head.framing == http::BodyFraming::None) return;
     auto match = router.find(head.method, head.path);
     if (match.kind != app::Router::Match::Found) return;

@@ -1,7 +1,8 @@
-// BodyReader: reads one request body after its head, as the head's framing says (h2o's entity
-// readers): a Content-Length body is a view of the bytes as they are, a chunked one is decoded
-// into a string of the reader's own. The connection chooses it once, when the head is parsed,
-// and feeds it until it is done; the head is never parsed again.
+// BodyReader: one buffered request body, read after its head with the one body decoder
+// (http::BodyDecoder, as h2o's entity readers): a Content-Length body is a view of the bytes as
+// they are, a chunked one is decoded into a string of the reader's own. The connection chooses
+// it once, when the head is parsed, and feeds it until it is done; the head is never parsed
+// again. (A streamed body, BodyStream, is the same decoder with the handler's pieces as sink.)
 #pragma once
 
 #include <cstddef>
@@ -9,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "http/chunked_decoder.hpp"
+#include "http/body_decoder.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::engine {
@@ -33,12 +34,10 @@ public:
 private:
     Status fail(int status, const char* reason);
 
-    http::BodyFraming framing_;
-    uint64_t length_ = 0;    // ContentLength
+    http::BodyDecoder decoder_;
     uint64_t max_body_ = 0;  // Chunked: the decoded size limit (raw framing gets some slack)
-    http::ChunkedDecoder chunked_;
-    std::string decoded_;  // Chunked: the payload so far
-    size_t raw_fed_ = 0;   // Chunked: bytes of after_head already given to the decoder
+    std::string decoded_;    // Chunked: the payload so far
+    size_t raw_fed_ = 0;     // bytes of after_head already given to the decoder
     std::string_view body_;
     size_t consumed_ = 0;
     int error_status_ = 0;

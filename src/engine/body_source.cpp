@@ -29,13 +29,12 @@ BodyStream::BodyStream(IoThread& t, Http1Session& c, const http::RequestHead& h,
       head(h),
       head_copy_(head_bytes),
       fields_(h.headers.begin(), h.headers.end()),
-      framing_(h.framing),
-      remaining_(h.framing == http::BodyFraming::ContentLength ? h.content_length : 0),
-      chunked_(limit) {
+      decoder_(h.framing, h.framing == http::BodyFraming::ContentLength ? h.content_length : 0,
+               limit) {
     head.headers = fields_;
     rebase_head(head, fields_, head_bytes.data(), head_bytes.size(), head_copy_.data());
-    if (framing_ == http::BodyFraming::None ||
-        (framing_ == http::BodyFraming::ContentLength && remaining_ == 0)) {
+    if (h.framing == http::BodyFraming::None ||
+        (h.framing == http::BodyFraming::ContentLength && h.content_length == 0)) {
         state = State::Ended;  // nothing to read: the first ask hears the end
         connection = nullptr;
     }
@@ -44,26 +43,16 @@ BodyStream::BodyStream(IoThread& t, Http1Session& c, const http::RequestHead& h,
 size_t BodyStream::decode(std::string_view in, bool& made) {
     made = state != State::Open;
     if (made) return 0;
-    if (framing_ == http::BodyFraming::ContentLength) {
-        size_t n = size_t(std::min<uint64_t>(in.size(), remaining_));
-        if (n == 0) return 0;
-        piece.append(in.data(), n);
-        remaining_ -= n;
-        received += n;
-        if (remaining_ == 0) state = State::Ended;
-        made = true;
-        return n;
-    }
     const size_t before = piece.size();
-    auto r = chunked_.feed(in, piece);
+    auto r = decoder_.feed(in, &piece);
     received += piece.size() - before;
-    if (r.kind == http::ChunkedDecoder::Result::Error) {
+    if (r.kind == http::BodyDecoder::Result::Error) {
         piece.clear();  // an error ends the body: what came before the bad byte is not given
         fail(r.status, r.reason);
         made = true;
         return r.consumed;
     }
-    if (r.kind == http::ChunkedDecoder::Result::Done) state = State::Ended;
+    if (r.kind == http::BodyDecoder::Result::Done) state = State::Ended;
     made = state != State::Open || !piece.empty();
     return r.consumed;
 }

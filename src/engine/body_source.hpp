@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "http/chunked_decoder.hpp"
+#include "http/body_decoder.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::engine {
@@ -76,9 +76,7 @@ public:
 private:
     std::string head_copy_;
     std::vector<http::Header> fields_;
-    http::BodyFraming framing_;
-    uint64_t remaining_;  // ContentLength: bytes still to come
-    http::ChunkedDecoder chunked_;
+    http::BodyDecoder decoder_;  // the pieces are its sink
     int error_status_ = 0;
     const char* error_reason_ = "";
 };

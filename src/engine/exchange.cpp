@@ -38,7 +38,7 @@ void Exchange::respond(const ReplyView& reply) {
     status_ = reply.head.status;
     body_bytes_ = reply.head.body_kind == http::ResponseHead::Body::Sized ? reply.file.length
                                                                           : reply.head.body.size();
-    responder_.respond(head_, reply);
+    responder_.answer(&head_, {Answer::Kind::Reply, &reply});
 }
 
 void Exchange::respond_simple(int status, std::string_view body, std::string_view extra_fields) {
@@ -46,13 +46,13 @@ void Exchange::respond_simple(int status, std::string_view body, std::string_vie
     answered_ = true;
     status_ = status;
     body_bytes_ = body.size();
-    responder_.respond_simple(head_, status, body, extra_fields);
+    responder_.answer(&head_, {Answer::Kind::Simple, nullptr, status, body, extra_fields});
 }
 
 Deferred Exchange::defer() {
     if (answered_) return {};  // one answer per request; an empty Deferred completes nothing
     answered_ = true;
-    return responder_.defer(head_);
+    return responder_.answer(&head_, {Answer::Kind::Later});
 }
 
 Deferred& Deferred::operator=(Deferred&& other) noexcept {

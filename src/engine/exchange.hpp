@@ -29,7 +29,6 @@ struct BodyPlan {
     };
     uint64_t limit = 0;  // body bytes (decoded, for chunked); more: 413. Starts at max_body.
     Mode mode = Mode::Buffered;
-    const void* tag = nullptr;  // the application's own, handed back by Exchange::plan_tag()
 };
 
 // A peer's address as raw bytes (AF_INET: the first 4), cheaper than peer_address()'s text.
@@ -97,19 +96,32 @@ private:
     uint64_t sequence_ = 0;
 };
 
+// One answer to one request, in the form its maker has it. Every answer leaves through
+// Responder::answer, whoever made it.
+struct Answer {
+    enum class Kind : uint8_t {
+        Reply,    // a handler's: views, written at once or copied into a Reply if it must wait
+        Simple,   // server-made plain text (404, 405, 503 ...): status, body, extra_fields
+        Later,    // the place of an answer that comes later, from any thread (a Deferred)
+        Refusal,  // a refused request's (400, 413 ...): `reply` (the application shaped it) or
+                  // plain text; always the connection's last
+    };
+    Kind kind = Kind::Reply;
+    const ReplyView* reply = nullptr;
+    int status = 0;
+    std::string_view body;
+    std::string_view extra_fields;  // "Allow: GET\r\n"
+    uint64_t slot = 0;  // Refusal: the deferred answer it takes the place of (0: a new one)
+};
+
 // What an Exchange answers through: the session that read the request (an HTTP/1.1 connection;
 // an HTTP/2 stream's session will be one too), so the application's side is one whatever the
 // protocol.
 class Responder {
 public:
-    virtual void respond(const http::RequestHead& head, const ReplyView& reply) = 0;
-    // A server-made plain-text answer.
-    virtual void respond_simple(const http::RequestHead& head, int status, std::string_view body,
-                                std::string_view extra_fields) = 0;
-    virtual Deferred defer(const http::RequestHead& head) = 0;
-    // A refused request's answer (ErrorReply), in place of the deferred answer `slot` if not 0.
-    virtual void answer_error(const ReplyView* reply, int status, std::string_view text,
-                              uint64_t slot) = 0;
+    // The one entry point of answers. `head`: the request answered (null: a refusal inside the
+    // head). Returns the Deferred of a Later answer, an empty one otherwise.
+    virtual Deferred answer(const http::RequestHead* head, const Answer& answer) = 0;
     virtual Connection& connection() = 0;
 
 protected:
@@ -119,8 +131,8 @@ protected:
 class Exchange {
 public:
     Exchange(Responder& responder, const http::RequestHead& head, std::string_view body,
-             const void* tag = nullptr, BodyStream* stream = nullptr)
-        : responder_(responder), head_(head), body_(body), tag_(tag), stream_(stream) {}
+             BodyStream* stream = nullptr)
+        : responder_(responder), head_(head), body_(body), stream_(stream) {}
 
     const http::RequestHead& head() const { return head_; }
     std::string_view body() const { return body_; }  // a buffered body (empty when streamed)
@@ -128,7 +140,6 @@ public:
     // The streamed body (BodyPlan::Mode::Streamed); an empty source otherwise. The source may be
     // kept after serve() returns (an answer made later reads it on the loop's thread).
     BodySource source() const { return BodySource(stream_); }
-    const void* plan_tag() const { return tag_; }  // BodyPlan::tag as plan_body left it
     std::string peer_address() const;
     PeerIp peer_ip() const;
     unsigned loop_index() const;
@@ -149,7 +160,6 @@ private:
     Responder& responder_;
     const http::RequestHead& head_;
     std::string_view body_;
-    const void* tag_;
     BodyStream* stream_;
     bool answered_ = false;
     int status_ = 0;
@@ -175,7 +185,7 @@ public:
 
 private:
     friend class Http1Session;
-    explicit ErrorReply(Responder& r, uint64_t slot) : responder_(r), slot_(slot) {}
+    ErrorReply(Responder& r, uint64_t slot) : responder_(r), slot_(slot) {}
     Responder& responder_;
     uint64_t slot_;  // the streamed request's deferred answer it replaces (0: a new answer)
     bool answered_ = false;
@@ -187,7 +197,7 @@ public:
     // Called on an I/O loop thread; must not block. An exception escaping it answers 500.
     virtual void serve(Exchange& exchange) = 0;
     // Called for every request head, on the loop's thread, before its body is read (and before
-    // serve()); `plan` arrives as {max_body, Buffered, nullptr}. Must be cheap and not throw.
+    // serve()); `plan` arrives as {max_body, Buffered}. Must be cheap and not throw.
     virtual void plan_body(const http::RequestHead& /*head*/, BodyPlan& /*plan*/) {}
     // A request the engine refused: told here for logs and counters (on the loop's thread,
     // must not block), then answered by answer_protocol_error.

@@ -68,13 +68,8 @@ public:
     bool admit_waiting_body() override;  // the body budget may have room (BodyWait)
     void kicked() override;              // a kick posted by this session: buffered input
 
-    // Responder: Exchange's answers.
-    void respond(const http::RequestHead& head, const ReplyView& reply) override;
-    void respond_simple(const http::RequestHead& head, int status, std::string_view body,
-                        std::string_view extra_fields) override;
-    Deferred defer(const http::RequestHead& head) override;
-    void answer_error(const ReplyView* reply, int status, std::string_view text,
-                      uint64_t slot) override;
+    // Responder: Exchange's answers, and the refusals of fail().
+    Deferred answer(const http::RequestHead* head, const Answer& answer) override;
     Connection& connection() override { return conn_; }
 
     // Called by BodySource (session_stream.cpp): the handler asks for the next piece, or for
@@ -89,14 +84,6 @@ private:
     // writable event, so one large answer cannot hold the loop.
     static constexpr uint8_t kBodyPiecesPerFlush = 4;
 
-    // One request's answer, in the form its maker had it.
-    struct Answer {
-        enum class Kind : uint8_t { Full, Simple, Later } kind;
-        const ReplyView* reply = nullptr;  // Full: a handler's answer
-        int status = 0;                    // Simple: a server-made plain-text answer
-        std::string_view body;
-        std::string_view extra_fields;
-    };
     // An answer waiting for the ones before it.
     struct Slot {
         uint64_t sequence;
@@ -126,7 +113,6 @@ private:
         std::vector<http::Header> fields;  // the loop's field storage serves other connections
         size_t head_bytes;
         BodyReader reader;
-        const void* tag = nullptr;     // BodyPlan::tag
         uint64_t wanted = 0;           // what the body may grow to: its share of the BodyBudget
         BodyBudget* budget = nullptr;  // set once `wanted` is reserved there
         bool continue_owed = false;    // 100 Continue waits for earlier answers to leave
@@ -146,7 +132,7 @@ private:
                     const BodyPlan& plan);
     bool reserve_body();
     void keep_unused(const char* data, size_t used, size_t len, bool head_restarts);
-    void dispatch(const http::RequestHead& head, std::string_view body, const void* tag = nullptr,
+    void dispatch(const http::RequestHead& head, std::string_view body,
                   BodyStream* stream = nullptr);
     // Refuses a request: the application shapes the answer, the connection closes after it.
     // `slot`: the streamed request's deferred answer that the refusal takes the place of.
@@ -171,7 +157,11 @@ private:
 
     // Answering, in order (session_answer.cpp).
     http::Framing framing_for(const http::RequestHead& head, bool close_requested) const;
-    uint64_t answer(const Answer& a, const http::Framing& framing);
+    // Into the output now when nothing before it is owed, else into the queue; returns the
+    // queued slot's sequence (0: written now).
+    uint64_t enqueue(const Answer& a, const http::Framing& framing);
+    Deferred defer(const http::RequestHead& head);
+    void refuse_in_order(const Answer& a);
     void write_now(const Answer& a, const http::Framing& framing);
     bool write_out(const ReplyView& reply, http::Framing framing);  // true: it ends
     void release_ready_slots();

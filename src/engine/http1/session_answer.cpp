@@ -27,15 +27,23 @@ http::Framing Http1Session::framing_for(const http::RequestHead& head, bool clos
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 
-void Http1Session::respond(const http::RequestHead& head, const ReplyView& reply) {
-    // An answer before the streamed body ended: the rest of it is not read (the close lingers).
-    answer({Answer::Kind::Full, &reply}, framing_for(head, reply.close || upload_open_for(head)));
-}
-
-void Http1Session::respond_simple(const http::RequestHead& head, int status, std::string_view body,
-                                std::string_view extra_fields) {
-    answer({Answer::Kind::Simple, nullptr, status, body, extra_fields},
-           framing_for(head, upload_open_for(head)));
+Deferred Http1Session::answer(const http::RequestHead* head, const Answer& a) {
+    switch (a.kind) {
+        case Answer::Kind::Reply:
+            // An answer before the streamed body ended: the rest of it is not read (the close
+            // lingers).
+            enqueue(a, framing_for(*head, a.reply->close || upload_open_for(*head)));
+            return {};
+        case Answer::Kind::Simple:
+            enqueue(a, framing_for(*head, upload_open_for(*head)));
+            return {};
+        case Answer::Kind::Later:
+            return defer(*head);
+        case Answer::Kind::Refusal:
+            refuse_in_order(a);
+            return {};
+    }
+    return {};
 }
 
 Deferred Http1Session::defer(const http::RequestHead& head) {
@@ -43,7 +51,7 @@ Deferred Http1Session::defer(const http::RequestHead& head) {
     d.thread_ = &owner_;
     d.fd_ = conn_.fd();
     d.connection_id_ = conn_.id();
-    d.sequence_ = answer({Answer::Kind::Later}, framing_for(head, false));
+    d.sequence_ = enqueue({Answer::Kind::Later}, framing_for(head, false));
     d.state_ = std::make_shared<DeferredState>();
     pending_->slots.back().deferred = d.state_;
     if (upload_open_for(head)) upload_->answer_slot = d.sequence_;
@@ -52,9 +60,9 @@ Deferred Http1Session::defer(const http::RequestHead& head) {
 
 // The one path of every answer: into the output now when nothing before it is owed, else into
 // the queue, where it waits for the answers before it. Returns the queued slot's sequence.
-uint64_t Http1Session::answer(const Answer& a, const http::Framing& framing) {
+uint64_t Http1Session::enqueue(const Answer& a, const http::Framing& framing) {
     if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
-    if (a.kind == Answer::Kind::Full && a.reply->then && framing.keep_alive) {
+    if (a.kind == Answer::Kind::Reply && a.reply->then && framing.keep_alive) {
         // A hand-off: what follows the request is the next protocol's, even while this answer
         // waits for earlier ones. (A deferred answer that hands off cannot stop the reading
         // this way: its client must wait for the answer before it sends more, as WebSocket and
@@ -69,7 +77,7 @@ uint64_t Http1Session::answer(const Answer& a, const http::Framing& framing) {
     }
     auto& p = pending();
     Slot slot{p.next_sequence++, a.kind != Answer::Kind::Later, framing, std::nullopt, {}, {}};
-    if (a.kind == Answer::Kind::Full)
+    if (a.kind == Answer::Kind::Reply)
         slot.reply = Reply::copy_of(*a.reply);
     else if (a.kind == Answer::Kind::Simple)
         http::write_simple_response(slot.bytes, a.status, a.body, framing, owner_.date_block(),
@@ -79,7 +87,7 @@ uint64_t Http1Session::answer(const Answer& a, const http::Framing& framing) {
 }
 
 void Http1Session::write_now(const Answer& a, const http::Framing& framing) {
-    if (a.kind == Answer::Kind::Full) {
+    if (a.kind == Answer::Kind::Reply) {
         write_out(*a.reply, framing);
     } else {
         http::write_simple_response(output(), a.status, a.body, framing, owner_.date_block(),
@@ -131,40 +139,38 @@ void Http1Session::fail(int status, const char* reason, const http::RequestHead*
     if (reply.answered()) return;
     std::string body = std::to_string(status) + " " + std::string(http::status_reason(status)) +
                        ": " + reason + "\n";
-    answer_error(nullptr, status, body, slot);
+    answer(nullptr, {Answer::Kind::Refusal, nullptr, status, body, {}, slot});
 }
 
 void ErrorReply::respond(const ReplyView& reply) {
     if (answered_) return;
     answered_ = true;
-    responder_.answer_error(&reply, reply.head.status, {}, slot_);
+    responder_.answer(nullptr, {Answer::Kind::Refusal, &reply, reply.head.status, {}, {}, slot_});
 }
 
 // A refusal's answer, always the connection's last: a new one, or in place of the streamed
 // request's deferred answer (which then finds its slot taken and is dropped).
-void Http1Session::answer_error(const ReplyView* reply, int status, std::string_view text,
-                              uint64_t slot) {
+void Http1Session::refuse_in_order(const Answer& a) {
     const http::Framing framing{false, false, 1};
-    if (slot && pending_) {
+    if (a.slot && pending_) {
         for (auto& s : pending_->slots) {
-            if (s.sequence != slot) continue;
+            if (s.sequence != a.slot) continue;
             s.ready = true;
             s.framing = framing;
             s.bytes.clear();
             s.reply.reset();
-            if (reply)
-                s.reply = Reply::copy_of(*reply);
+            if (a.reply)
+                s.reply = Reply::copy_of(*a.reply);
             else
-                http::write_simple_response(s.bytes, status, text, framing, owner_.date_block());
+                http::write_simple_response(s.bytes, a.status, a.body, framing,
+                                            owner_.date_block());
             end_reading();
             release_ready_slots();
             return;
         }
     }
-    if (reply)
-        answer({Answer::Kind::Full, reply}, framing);
-    else
-        answer({Answer::Kind::Simple, nullptr, status, text, {}}, framing);
+    enqueue({a.reply ? Answer::Kind::Reply : Answer::Kind::Simple, a.reply, a.status, a.body},
+            framing);
 }
 
 void Http1Session::complete(uint64_t sequence, Reply&& reply) {

@@ -163,7 +163,7 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
             break;
         }
         const size_t hb = r.head_bytes;
-        BodyPlan plan{owner_.config().limits.max_body, BodyPlan::Mode::Buffered, nullptr};
+        BodyPlan plan{owner_.config().limits.max_body, BodyPlan::Mode::Buffered};
         owner_.app().plan_body(head, plan);
         if (head.framing == http::BodyFraming::ContentLength && head.content_length > plan.limit) {
             fail(413, "content too large", &head);  // before reading any of it
@@ -178,7 +178,7 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
         if (head.framing == http::BodyFraming::None) {
             pos += hb;
             input_follows_ = pos < len || !conn_.transport().drained();
-            dispatch(head, {}, plan.tag);
+            dispatch(head, {});
             continue;
         }
         BodyReader reader(head, plan.limit);
@@ -193,7 +193,7 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
         }
         pos += hb + reader.consumed();
         input_follows_ = pos < len || !conn_.transport().drained();
-        dispatch(head, reader.body(), plan.tag);
+        dispatch(head, reader.body());
     }
     return pos;
 }
@@ -201,7 +201,6 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
 void Http1Session::begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader,
                             const BodyPlan& plan) {
     body_ = std::make_unique<BodyInProgress>(head, head_bytes, std::move(reader));
-    body_->tag = plan.tag;
     body_->wanted =
         head.framing == http::BodyFraming::ContentLength ? head.content_length : plan.limit;
     if (reserve_body()) {
@@ -247,7 +246,7 @@ size_t Http1Session::finish_body(const char* data, size_t len) {
         return 0;
     }
     input_follows_ = hb + done->reader.consumed() < len || !conn_.transport().drained();
-    dispatch(done->head, done->reader.body(), done->tag);
+    dispatch(done->head, done->reader.body());
     return hb + done->reader.consumed();
 }
 
@@ -272,7 +271,7 @@ void Http1Session::keep_unused(const char* data, size_t used, size_t len, bool h
     if (head_restarts && phase_ == Phase::Head) head_started_ms_ = owner_.loop().now_ms();
 }
 
-void Http1Session::dispatch(const http::RequestHead& head, std::string_view body, const void* tag,
+void Http1Session::dispatch(const http::RequestHead& head, std::string_view body,
                           BodyStream* stream) {
     ++served_;
     LoopStats::bump(owner_.stats().requests);
@@ -280,7 +279,7 @@ void Http1Session::dispatch(const http::RequestHead& head, std::string_view body
         bool& follows;
         ~Forget() { follows = false; }
     } forget{input_follows_};
-    Exchange exchange(*this, head, body, tag, stream);
+    Exchange exchange(*this, head, body, stream);
     try {
         owner_.app().serve(exchange);
     } catch (...) {

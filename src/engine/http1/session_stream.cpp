@@ -17,7 +17,7 @@ void Http1Session::start_upload(const http::RequestHead& head, std::string_view 
         // the body, and the client then need not send it.
         stream->continue_owed = head.expect_continue;
     }
-    dispatch(stream->head, {}, plan.tag, stream.get());
+    dispatch(stream->head, {}, stream.get());
 }
 
 // Phase::Stream: gives the waiting handler pieces of `data` as long as it asks for them.
