@@ -9,15 +9,28 @@ namespace rivet::app {
 // Every field of the public Limits and Timeouts, by name: each is copied to the engine's field
 // of the same name (a name missing on either side does not compile), and a field added to one
 // struct and not listed here fails the counts below.
-#define RIVET_LIMITS_FIELDS(FIELD)                                                       \
-    FIELD(max_request_line)                                                              \
-    FIELD(max_header_bytes) FIELD(max_headers) FIELD(max_body) FIELD(max_connections)    \
-        FIELD(max_requests_per_connection) FIELD(max_pipelined) FIELD(output_high_water) \
-            FIELD(max_buffered_bodies)
-#define RIVET_TIMEOUTS_FIELDS(FIELD)                                               \
-    FIELD(header_ms)                                                               \
-    FIELD(body_ms) FIELD(idle_ms) FIELD(write_ms) FIELD(linger_ms) FIELD(drain_ms) \
-        FIELD(drain_grace_ms) FIELD(handshake_ms)
+// (One field a line: the formatter would pack them.)
+// clang-format off
+#define RIVET_LIMITS_FIELDS(FIELD)       \
+    FIELD(max_request_line)              \
+    FIELD(max_header_bytes)              \
+    FIELD(max_headers)                   \
+    FIELD(max_body)                      \
+    FIELD(max_connections)               \
+    FIELD(max_requests_per_connection)   \
+    FIELD(max_pipelined)                 \
+    FIELD(output_high_water)             \
+    FIELD(max_buffered_bodies)
+#define RIVET_TIMEOUTS_FIELDS(FIELD) \
+    FIELD(header_ms)                 \
+    FIELD(body_ms)                   \
+    FIELD(idle_ms)                   \
+    FIELD(write_ms)                  \
+    FIELD(linger_ms)                 \
+    FIELD(drain_ms)                  \
+    FIELD(drain_grace_ms)            \
+    FIELD(handshake_ms)
+// clang-format on
 #define RIVET_COUNT_FIELD(name) +1
 static_assert(core::field_count<rivet::Limits> == 0 RIVET_LIMITS_FIELDS(RIVET_COUNT_FIELD),
               "a rivet::Limits field is not converted: add it to RIVET_LIMITS_FIELDS");

@@ -20,7 +20,8 @@ BodyReader::Status BodyReader::read(std::string_view after_head) {
     // The raw bytes stay buffered until the body is complete; extensions and tiny chunks must
     // not let them outgrow the body limit by much.
     const uint64_t slack = max_body_ > UINT64_MAX / 4 ? UINT64_MAX : 2 * max_body_ + 64 * 1024;
-    if (chunked && raw_fed_ > slack) return fail(413, "chunked framing too large for the body limit");
+    if (chunked && raw_fed_ > slack)
+        return fail(413, "chunked framing too large for the body limit");
     if (fed.kind == http::BodyDecoder::Result::NeedMore) return Status::NeedMore;
     body_ = chunked ? std::string_view(decoded_) : after_head.substr(0, raw_fed_);
     consumed_ = raw_fed_;

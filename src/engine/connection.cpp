@@ -4,9 +4,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
-#include <unistd.h>
 
 #include "engine/http1/session.hpp"
 #include "engine/io_thread.hpp"
@@ -107,7 +107,8 @@ void Connection::on_io(uint32_t events) {
                 return close_now();
             if (events & net::kReadable) run_handshake();
             if (stage_ == Stage::Handshake)
-                set_interest(uint8_t(net::kReadable | (transport_->backlog() ? uint8_t(net::kWritable) : 0)));
+                set_interest(uint8_t(net::kReadable |
+                                     (transport_->backlog() ? uint8_t(net::kWritable) : 0)));
             return;
         case Stage::ProxyHeader:
             if (events & net::kReadable) read_proxy_header();
@@ -121,7 +122,8 @@ void Connection::arm_stage_timer() {
     const auto& t = owner_.config().timeouts;
     // From the accept, whatever the client sends meanwhile: a slow header or handshake cannot
     // hold the connection past it.
-    const uint64_t deadline = accepted_ms_ + (stage_ == Stage::Handshake ? t.handshake_ms : t.header_ms);
+    const uint64_t deadline =
+        accepted_ms_ + (stage_ == Stage::Handshake ? t.handshake_ms : t.header_ms);
     const uint64_t now = owner_.loop().now_ms();
     schedule(deadline > now ? deadline - now : 0);
 }

@@ -103,7 +103,7 @@ private:
     std::string proxy_header_;  // the part of a PROXY header read so far
     uint8_t interest_ = 0;      // what the loop is asked to report (once registered_)
     bool registered_ = false;   // in the loop's epoll set: start() may finish without it
-    uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
+    uint8_t peer_family_ = 0;   // the peer's address, compact (no sockaddr_storage per connection)
     uint8_t peer_bytes_[16] = {};
 };
 

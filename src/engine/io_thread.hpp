@@ -104,9 +104,7 @@ public:
     };
     // On this loop's thread, outside every connection's event: a deferred answer can be
     // delivered at once, saving a trip through the loop's task queue.
-    bool can_deliver_in_place() const {
-        return connection_events_ == 0 && loop_.on_loop_thread();
-    }
+    bool can_deliver_in_place() const { return connection_events_ == 0 && loop_.on_loop_thread(); }
 
 private:
     // One listening socket; wakes its loop when connections wait there.

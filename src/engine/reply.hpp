@@ -1,7 +1,7 @@
 // Reply: what the engine sends for one request, in its own terms (the framework's Response is
-// above this layer; app/server_options.hpp converts). A ReplyView is views, for an answer written at once:
-// nothing is copied. A Reply owns its bytes, for an answer that waits in a connection's queue or
-// comes from another thread.
+// above this layer; app/server_options.hpp converts). A ReplyView is views, for an answer written
+// at once: nothing is copied. A Reply owns its bytes, for an answer that waits in a connection's
+// queue or comes from another thread.
 #pragma once
 
 #include <cstdint>

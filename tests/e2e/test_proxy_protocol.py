@@ -194,6 +194,11 @@ backend be
     option httpchk GET /healthz
     server s1 127.0.0.1:{rivet_port} {server_option} check inter 300ms
 """)
+    return launch_haproxy(cfg, port), port
+
+
+def launch_haproxy(cfg, port: int, timeout: float = 10):
+    """Starts HAProxy on `cfg` and waits until it listens on `port` (its process)."""
     proc = subprocess.Popen([HAPROXY, "-f", str(cfg), "-db"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
 
@@ -205,8 +210,8 @@ backend be
             return True
         except OSError:
             return False
-    wait_for(listening, what="haproxy listening")
-    return proc, port
+    wait_for(listening, timeout=timeout, what="haproxy listening")
+    return proc
 
 
 @pytest.mark.skipif(HAPROXY is None, reason="haproxy is not installed")

@@ -23,7 +23,7 @@ import pytest
 
 from ops_e2e import log_lines, wait_for, write_config
 from rivet_e2e import SLOW, Reader, Response, build_request, parse_responses
-from test_proxy_protocol import HAPROXY, V2_SIG, v1, v2
+from test_proxy_protocol import HAPROXY, V2_SIG, launch_haproxy, v1, v2
 from tls_e2e import client_context, metric_sum, tls_metrics
 
 PROXY = "127.0.0.1"        # the trusted peer: the tests' own "proxy" sockets and HAProxy
@@ -401,19 +401,7 @@ frontend fe
 backend be
     server s1 127.0.0.1:{tls_port} {server_option}
 """)
-    proc = subprocess.Popen([HAPROXY, "-f", str(cfg), "-db"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-
-    def listening():
-        if proc.poll() is not None:
-            raise AssertionError(f"haproxy exited: {proc.stdout.read().decode(errors='replace')}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-    wait_for(listening, timeout=10, what="haproxy listening")
-    return proc, port
+    return launch_haproxy(cfg, port), port
 
 
 def _free_port() -> int:

@@ -1,4 +1,5 @@
-// Http1Session: the HTTP/1.1 state machine of one connection, on its transport (engine/session.hpp).
+// Http1Session: the HTTP/1.1 state machine of one connection, on its transport
+// (engine/session.hpp).
 //
 // A session is in one Phase at a time (below); what it reads, which timeout runs and when it
 // closes follow from the phase. Reads land in the loop's shared receive buffer; every complete
@@ -47,7 +48,7 @@ public:
         Switching,  // an answer handed the connection to another protocol (Reply::then): it
                     // leaves, then the next session starts with the bytes read after it
         Lingering,  // all sent and our side shut: input is read and dropped until EOF or timeout
-        Closed,  // the connection closed, or handed off to another session
+        Closed,     // the connection closed, or handed off to another session
     };
 
     explicit Http1Session(Connection& connection);
@@ -196,7 +197,7 @@ private:
     std::shared_ptr<BodyStream> upload_;  // Phase::Stream: the body the handler pulls
     std::unique_ptr<Pending> pending_;
 
-    uint64_t head_started_ms_ = 0;    // when the first byte of the current request head arrived
+    uint64_t head_started_ms_ = 0;  // when the first byte of the current request head arrived
     uint32_t served_ = 0;
     uint8_t body_pieces_this_flush_ = 0;
     // Facts about the socket, whatever the phase.

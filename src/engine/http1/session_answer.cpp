@@ -126,7 +126,7 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
 }
 
 void Http1Session::fail(int status, const char* reason, const http::RequestHead* head,
-                      uint64_t slot) {
+                        uint64_t slot) {
     auto& app = owner_.app();
     const PeerIp peer = conn_.peer_ip();
     app.on_protocol_error(owner_.index(), peer, status);

@@ -9,8 +9,7 @@
 
 namespace rivet::engine {
 
-Http1Session::Http1Session(Connection& connection)
-    : conn_(connection), owner_(connection.owner()) {
+Http1Session::Http1Session(Connection& connection) : conn_(connection), owner_(connection.owner()) {
     // A fresh connection owes us a request head from now: the accept, the PROXY header or the
     // handshake had their own clocks.
     head_started_ms_ = owner_.loop().now_ms();
@@ -46,7 +45,8 @@ void Http1Session::on_closed() {
     cancel_deferred();
 }
 
-Http1Session::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes, BodyReader&& r)
+Http1Session::BodyInProgress::BodyInProgress(const http::RequestHead& h, size_t bytes,
+                                             BodyReader&& r)
     : head(h), fields(h.headers.begin(), h.headers.end()), head_bytes(bytes), reader(std::move(r)) {
     head.headers = fields;
 }
@@ -199,7 +199,7 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
 }
 
 void Http1Session::begin_body(const http::RequestHead& head, size_t head_bytes, BodyReader&& reader,
-                            const BodyPlan& plan) {
+                              const BodyPlan& plan) {
     body_ = std::make_unique<BodyInProgress>(head, head_bytes, std::move(reader));
     body_->wanted =
         head.framing == http::BodyFraming::ContentLength ? head.content_length : plan.limit;
@@ -272,7 +272,7 @@ void Http1Session::keep_unused(const char* data, size_t used, size_t len, bool h
 }
 
 void Http1Session::dispatch(const http::RequestHead& head, std::string_view body,
-                          BodyStream* stream) {
+                            BodyStream* stream) {
     ++served_;
     LoopStats::bump(owner_.stats().requests);
     struct Forget {

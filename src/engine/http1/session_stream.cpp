@@ -8,7 +8,7 @@ namespace rivet::engine {
 // The head is parsed and the plan says stream: serve() runs now, before any body byte is read.
 // The head moves into the stream's state, so it outlives in_ and the requests after it.
 void Http1Session::start_upload(const http::RequestHead& head, std::string_view head_bytes,
-                              const BodyPlan& plan) {
+                                const BodyPlan& plan) {
     auto stream = std::make_shared<BodyStream>(owner_, *this, head, head_bytes, plan.limit);
     if (stream->state == BodyStream::State::Open) {
         upload_ = stream;

@@ -1,5 +1,8 @@
 #include "engine_harness.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -314,6 +317,14 @@ std::string request(std::string_view method, std::string_view target, std::strin
     r += "\r\n";
     r += body;
     return r;
+}
+
+sockaddr_storage v4_peer(const char* ip) {
+    sockaddr_storage ss{};
+    auto& a = reinterpret_cast<sockaddr_in&>(ss);
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    return ss;
 }
 
 }  // namespace rivet::engine::testing

@@ -169,6 +169,9 @@ inline rivet::Response reply(std::string_view text, int status = 200) {
     return r;
 }
 
+// An IPv4 peer address, for EngineHarness::connect.
+sockaddr_storage v4_peer(const char* ip);
+
 inline std::string get(std::string_view target, std::string_view fields = {}) {
     return request("GET", target, fields);
 }

@@ -15,14 +15,6 @@ namespace {
 
 const std::string kV2Sig("\r\n\r\n\0\r\nQUIT\n", 12);
 
-sockaddr_storage v4_peer(const char* ip) {
-    sockaddr_storage ss{};
-    auto& a = reinterpret_cast<sockaddr_in&>(ss);
-    a.sin_family = AF_INET;
-    inet_pton(AF_INET, ip, &a.sin_addr);
-    return ss;
-}
-
 ServerConfig proxy_config(const std::vector<std::string>& trusted = {"127.0.0.0/8"}) {
     ServerConfig config;
     config.proxy_protocol = true;

@@ -43,8 +43,7 @@ public:
         on_readable();
     }
     void on_readable() override {
-        const ssize_t n =
-            c_.transport().read(c_.owner().read_buffer(), IoThread::kReadBufferSize);
+        const ssize_t n = c_.transport().read(c_.owner().read_buffer(), IoThread::kReadBufferSize);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return c_.close_now();
         if (n > 0) echo({c_.owner().read_buffer(), size_t(n)});
     }
@@ -141,14 +140,6 @@ TEST_F(EngineSessionTls, HandOffOverTlsKeepsTheTransport) {
     for (int i = 0; i < 50 && plain.find("encrypted too") == std::string::npos; ++i)
         plain += c.plain_for(20ms);
     EXPECT_EQ(plain, "encrypted too");
-}
-
-sockaddr_storage v4_peer(const char* ip) {
-    sockaddr_storage ss{};
-    auto& a = reinterpret_cast<sockaddr_in&>(ss);
-    a.sin_family = AF_INET;
-    inet_pton(AF_INET, ip, &a.sin_addr);
-    return ss;
 }
 
 ServerConfig proxied_tls(ServerConfig c) {

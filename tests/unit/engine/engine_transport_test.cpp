@@ -24,9 +24,7 @@ namespace rivet::engine::testing {
 namespace {
 
 struct Pair {
-    Pair() {
-        EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds.data()), 0);
-    }
+    Pair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds.data()), 0); }
     ~Pair() {
         if (fds[1] >= 0) close(fds[1]);
     }
