@@ -1,7 +1,10 @@
-// How the App runs handlers that wait (coroutines, AsyncReply; async/async_call.hpp) and answers
-// them: the same error answers and middleware after() as every handler, on the request's loop,
-// then the Exchange (a coroutine that never waited) or the Deferred.
+// How the App runs handlers whose answer comes later (coroutines, AsyncReply, offloaded ones;
+// async/async_call.hpp) and answers them: the same error answers and middleware after() as every
+// handler, on the request's loop, then the Exchange (a coroutine that never waited) or the
+// Deferred.
 #include <exception>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "app/app_impl.hpp"
@@ -19,6 +22,46 @@ bool App::Impl::run_waiting(const RouteEntry& route, engine::Exchange& ex, Call&
                              call.kept_fields, trace, *this, loops->at(ex.loop_index()));
     }
     return false;  // answered already, or later: route_request has nothing left to do
+}
+
+namespace {
+
+// An offloaded request, from its handing to a worker until its answer is sent from the loop.
+struct OffloadedCall : app::AsyncCall {
+    const Handler* handler = nullptr;
+};
+
+}  // namespace
+
+void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex, Call& call,
+                              Trace& trace) {
+    auto job = std::make_shared<OffloadedCall>();  // the request's one allocation of its own
+    job->request.emplace(call.req.detach());       // the worker reads its own copy
+    job->response.emplace(std::move(call.res));
+    job->slice = &call.slice;
+    job->keep_slice();
+    job->kept_fields = call.kept_fields;
+    job->trace = trace;
+    job->loop = ex.loop_index();
+    job->handler = &route.handler;
+    waiting(*job, ex);
+    // No cancel callback: a job whose client went away still runs and is answered (after(), the
+    // log) on the loop; only the Deferred's complete() finds nobody to send to.
+    job->later = ex.defer();
+    auto work = [this, job] {
+        try {
+            (*job->handler)(*job->request, *job->response);
+        } catch (...) {  // answered on the loop, where the error handler and after() run
+            job->error = std::current_exception();
+        }
+        server->post(job->loop, [this, job] { answer(*job, nullptr); });
+    };
+    if (pool->try_submit(std::move(work), route.priority)) return;
+    ops->count_pool_rejected();
+    Call busy{*job->request, *job->response, *job->slice, job->kept_fields};
+    error(busy, 503, "Service Unavailable: the worker pool's queue is full");
+    job->response->header("Retry-After", std::to_string(options.retry_after_s));
+    answer(*job, nullptr);  // at once, still inside serve()
 }
 
 void App::Impl::answer(app::AsyncCall& c, engine::Exchange* now) {

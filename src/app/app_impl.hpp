@@ -37,7 +37,7 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     using Trace = app::Operations::Trace;
 
     // One request between its middleware's before() and after(), for the framework's code that
-    // answers it: inline on the loop, or later (offloaded) from a copy that lives on the heap.
+    // answers it: inline on the loop, or later from an app::AsyncCall that lives on the heap.
     struct Call {
         Request& req;
         Response& res;
@@ -101,11 +101,14 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
                        unsigned retry_after_s);
     // Routes and runs the handler after before(); false when the answer comes later (offload).
     bool run_route(engine::Exchange& ex, Call& call, app::Router::Match& match, Trace& trace);
+    // --- app_async.cpp --- Answers that come later, each an app::AsyncCall.
+    // Hands the handler to the worker pool (its answer through the Deferred), or answers 503
+    // at once when the pool's queue is full.
     void run_offloaded(const RouteEntry& route, engine::Exchange& ex, Call& call, Trace& trace);
     // A coroutine or AsyncReply handler; false when the answer comes later (or went already).
     bool run_waiting(const RouteEntry& route, engine::Exchange& ex, Call& call, Trace& trace);
-    // app::AsyncAnswers (app_async.cpp): a waiting handler's end, through the same error
-    // answer and after() as any; and the count of those whose client went away.
+    // app::AsyncAnswers: a later answer's end (offloaded or waiting), through the same error
+    // answer and after() as any; and the count of waiting ones whose client went away.
     void answer(app::AsyncCall& call, engine::Exchange* now) override;
     void cancelled(app::AsyncCall& call) override;
     void waiting(app::AsyncCall& call, engine::Exchange& ex) override;

@@ -1,5 +1,6 @@
 // How the App answers a request: the operations' checks, the middleware's before(), routing, the
-// handler (inline or offloaded), error answers, the middleware's after(), then the engine.
+// handler (inline; one whose answer comes later goes to app_async.cpp), error answers, the
+// middleware's after(), then the engine.
 #include <exception>
 #include <string>
 
@@ -122,61 +123,6 @@ bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& 
         }
     }
     return true;
-}
-
-namespace {
-
-// An offloaded request from its handing to a worker until its answer is sent from the loop.
-struct Offloaded {
-    Request req;  // detached: the worker reads its own copy
-    Response res;
-    app::MiddlewareChain::Slice slice;
-    size_t kept_fields;
-    app::Operations::Trace trace;
-    engine::Deferred reply;
-    const Handler* handler;
-    unsigned loop;
-    std::exception_ptr failure;  // what the handler threw
-};
-
-}  // namespace
-
-void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex, Call& call,
-                              Trace& trace) {
-    ops->resolve_client(ex, trace);
-    auto job = std::make_shared<Offloaded>(
-        Offloaded{call.req.detach(), std::move(call.res), call.slice, call.kept_fields, trace,
-                  ex.defer(), &route.handler, ex.loop_index(), nullptr});
-    // On the loop again: error answer, after(), the log, then the engine sends it in order.
-    auto complete = [this](Offloaded& job) {
-        Call done{job.req, job.res, job.slice, job.kept_fields};
-        if (job.failure) {
-            try {
-                std::rethrow_exception(job.failure);
-            } catch (...) {
-                answer_exception(done, job.loop, true);
-            }
-        }
-        finish_middleware(done, job.loop);
-        ops->finish_offloaded(job.req, job.trace, job.res);
-        job.reply.complete(app::reply_of(std::move(job.res)));
-    };
-    auto work = [this, job, complete] {
-        try {
-            (*job->handler)(job->req, job->res);
-        } catch (...) {  // answered on the loop, where the error handler and after() run
-            job->failure = std::current_exception();
-        }
-        server->post(job->loop, [job, complete] { complete(*job); });
-    };
-    bool queued = pool->try_submit(std::move(work), route.priority);
-    if (!queued) {
-        ops->count_pool_rejected();
-        Call busy{job->req, job->res, job->slice, job->kept_fields};
-        error(busy, 503, "Service Unavailable: the worker pool's queue is full");
-        job->res.header("Retry-After", std::to_string(options.retry_after_s));
-        complete(*job);
-    }
 }
 
 void App::Impl::answer_exception(Call& call, unsigned loop, bool from_handler) {

@@ -1,7 +1,9 @@
-// Handlers that answer later without holding their I/O loop: coroutines (rivet::Task<>) and the
-// callback form (rivet::AsyncReply). Both end the same way: App's AsyncAnswers turns the
-// handler's Response (or exception) into the answer, at once when the handler never waited,
-// else through the request's Deferred; and both are cancelled when the connection goes first.
+// Handlers that answer later without holding their I/O loop: coroutines (rivet::Task<>), the
+// callback form (rivet::AsyncReply) and offloaded handlers (run on the worker pool; App::Impl's
+// run_offloaded). All end the same way: App's AsyncAnswers turns the handler's Response (or
+// exception) into the answer, at once when the handler never waited, else through the request's
+// Deferred. Coroutines and AsyncReply are cancelled when the connection goes first; an
+// offloaded handler runs to its end and its answer goes nowhere.
 #pragma once
 
 #include <exception>
@@ -24,7 +26,7 @@ namespace rivet::app {
 using CoroutineHandler = std::function<Task<>(Request&, Response&)>;
 using AsyncReplyHandler = std::function<void(Request&, AsyncReply)>;
 
-// What an asynchronous handler's run keeps while it waits.
+// What a handler whose answer comes later keeps while it runs or waits.
 struct AsyncCall {
     std::optional<Request> request;    // detached (owns its bytes) once the handler waits
     std::optional<Response> response;  // middleware's before() may have set fields already
