@@ -25,6 +25,10 @@ struct Seen {
         std::lock_guard lock(mu);
         return first_input;
     }
+    int get_started() {
+        std::lock_guard lock(mu);
+        return started;
+    }
 };
 
 // A protocol of the test's own: sends back every byte it reads, prefixed with "echo:" once.
@@ -78,12 +82,12 @@ TEST(EngineSession, HandOffStartsWithExactlyTheBytesAfterTheRequest) {
     EngineHarness h({}, upgrading(seen));
     auto c = h.connect();
     c->send(get("/up") + "first bytes\r\n\r\nGET / HTTP/1.1\r\n\r\n");
-    ASSERT_TRUE(c->read_until("echo:first bytes\r\n\r\nGET / HTTP/1.1\r\n\r\n"));
+    ASSERT_TRUE(c->read_until("echo:first bytes\r\n\r\nGET / HTTP/1.1\r\n\r\n", 10s));
     EXPECT_EQ(c->received().rfind("HTTP/1.1 101 ", 0), 0u) << c->received();
     EXPECT_EQ(seen.get_first(), "first bytes\r\n\r\nGET / HTTP/1.1\r\n\r\n");
     c->clear();
     c->send("later");
-    ASSERT_TRUE(c->read_until("later")) << "the new session reads the socket itself";
+    ASSERT_TRUE(c->read_until("later", 10s)) << "the new session reads the socket itself";
     c->shutdown_write();
     EXPECT_TRUE(c->wait_eof());
 }
@@ -99,11 +103,11 @@ TEST(EngineSession, HandOffWaitsForEarlierAnswersAndReadsNothingAfterAsHttp) {
     // Pipelined: an answer that comes later, then the hand-off, then the new protocol's bytes
     // (which are no HTTP request: read as one, they would get a 400).
     c->send(get("/slow") + get("/up") + "\x01\x02 not http");
-    auto kept = h.app().take_deferred(1);
+    auto kept = h.app().take_deferred(1, 10s);
     ASSERT_EQ(kept.size(), 1u);
     EXPECT_EQ(c->read_for(100ms), "") << "nothing overtakes the first answer";
     kept[0].complete(rivet::app::reply_of(reply("slow done")));
-    ASSERT_TRUE(c->read_until("echo:\x01\x02 not http"));
+    ASSERT_TRUE(c->read_until("echo:\x01\x02 not http", 10s));
     auto r = parse_responses(c->received());
     ASSERT_GE(r.size(), 2u);
     EXPECT_EQ(r[0].body, "slow done");
@@ -116,9 +120,9 @@ TEST(EngineSession, NoHandOffWhenTheAnswerEndsTheConnection) {
     EngineHarness h({}, upgrading(seen));
     auto c = h.connect();
     c->send(get("/up", "Connection: close\r\n") + "bytes");
-    EXPECT_TRUE(c->wait_eof());
+    EXPECT_TRUE(c->wait_eof(10s));
     EXPECT_EQ(c->received().find("echo:"), std::string::npos);
-    EXPECT_EQ(seen.started, 0);
+    EXPECT_EQ(seen.get_started(), 0);
 }
 
 class EngineSessionTls : public EngineTls {};
@@ -131,13 +135,13 @@ TEST_F(EngineSessionTls, HandOffOverTlsKeepsTheTransport) {
     ASSERT_TRUE(c.handshake());
     raw->send(c.cipher_of(get("/up") + "after"));
     std::string plain;
-    for (int i = 0; i < 50 && plain.find("echo:after") == std::string::npos; ++i)
+    for (int i = 0; i < 500 && plain.find("echo:after") == std::string::npos; ++i)
         plain += c.plain_for(20ms);
     EXPECT_EQ(plain.rfind("HTTP/1.1 101 ", 0), 0u) << plain;
     EXPECT_NE(plain.find("echo:after"), std::string::npos) << plain;
     raw->send(c.cipher_of("encrypted too"));
     plain.clear();
-    for (int i = 0; i < 50 && plain.find("encrypted too") == std::string::npos; ++i)
+    for (int i = 0; i < 500 && plain.find("encrypted too") == std::string::npos; ++i)
         plain += c.plain_for(20ms);
     EXPECT_EQ(plain, "encrypted too");
 }
@@ -155,7 +159,7 @@ void answer_peer(Exchange& e) {
 std::string https_get(Client& raw, MemClient& c, const std::string& target) {
     raw.send(c.cipher_of(get(target)));
     std::string plain;
-    for (int i = 0; i < 50 && plain.find("secure=") == std::string::npos; ++i)
+    for (int i = 0; i < 500 && plain.find("secure=") == std::string::npos; ++i)
         plain += c.plain_for(20ms);
     return plain;
 }
