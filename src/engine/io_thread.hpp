@@ -104,7 +104,10 @@ public:
     };
     // On this loop's thread, outside every connection's event: a deferred answer can be
     // delivered at once, saving a trip through the loop's task queue.
-    bool can_deliver_in_place() const { return connection_events_ == 0 && loop_.on_loop_thread(); }
+    bool can_deliver_in_place() const {
+        // The thread first: the count is this loop thread's own, read by no other.
+        return loop_.on_loop_thread() && connection_events_ == 0;
+    }
 
 private:
     // One listening socket; wakes its loop when connections wait there.
