@@ -14,7 +14,7 @@ FROM debian:12 AS build
 # The build dependencies of the server, as scripts/setup.sh installs them (no test tools).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends cmake ninja-build g++ pkg-config \
-      nlohmann-json3-dev libgmp-dev zlib1g-dev libbrotli-dev libzstd-dev \
+      nlohmann-json3-dev libgmp-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
