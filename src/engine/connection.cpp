@@ -64,10 +64,6 @@ unsigned Connection::loop_index() const {
     return owner_.index();
 }
 
-bool Connection::idle() const {
-    return stage_ == Stage::Session ? session_->idle() : !transport_->input_pending();
-}
-
 TlsTransport& Connection::tls() {
     return static_cast<TlsTransport&>(*transport_);
 }

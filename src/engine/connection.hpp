@@ -45,8 +45,6 @@ public:
 
     uint64_t id() const { return id_; }
     int fd() const { return fd_; }
-    Stage stage() const { return stage_; }
-    bool closed() const { return stage_ == Stage::Closed; }
     IoThread& owner() { return owner_; }
     Transport& transport() { return *transport_; }
     const Transport& transport() const { return *transport_; }
@@ -54,8 +52,6 @@ public:
     PeerIp peer_ip() const;
     unsigned loop_index() const;
     TlsFacts tls_facts() const { return transport_->tls_facts(); }
-    // Nothing read and nothing owed: safe to close during a drain.
-    bool idle() const;
 
     // --- for the session ---
     // What the loop reports to on_io: net::kReadable, net::kWritable.

@@ -33,9 +33,7 @@ public:
     // it (deferred answers, streamed bodies). The session must not touch the transport.
     virtual void on_closed() = 0;
 
-    // Nothing read and nothing owed: the connection may close now (a drain).
-    virtual bool idle() const = 0;
-    // A drain began: end after what is in flight.
+    // A drain began: end after what is in flight (at once when nothing is read or owed).
     virtual void close_when_idle() = 0;
 
     // Tasks this session posted to the loop, delivered while the connection lives.

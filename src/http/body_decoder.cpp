@@ -6,11 +6,9 @@ namespace rivet::http {
 
 BodyDecoder::Result BodyDecoder::feed(std::string_view in, std::string* sink) {
     if (framing_ == BodyFraming::Chunked) {
-        std::string scratch;  // only when a caller forgets the sink: decoded bytes need a home
-        std::string& out = sink ? *sink : scratch;
-        const size_t before = out.size();
-        Result r = chunked_.feed(in, out);
-        received_ += out.size() - before;
+        const size_t before = sink->size();
+        Result r = chunked_.feed(in, *sink);
+        received_ += sink->size() - before;
         return r;
     }
     const size_t n = size_t(std::min<uint64_t>(in.size(), remaining_));

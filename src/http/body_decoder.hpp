@@ -23,8 +23,8 @@ public:
     BodyDecoder(BodyFraming framing, uint64_t content_length, uint64_t limit)
         : framing_(framing), remaining_(content_length), chunked_(limit) {}
 
-    // Decodes what `in` holds. The payload is appended to `sink`; for a Content-Length body the
-    // sink may be null, and its bytes stay where they are (the caller's buffer holds them,
+    // Decodes what `in` holds. The payload is appended to `sink` (a chunked body needs one: its
+    // decoded bytes exist nowhere else); for a Content-Length body the sink may be null, and its bytes stay where they are (the caller's buffer holds them,
     // `consumed` of them from the start of `in`). Done: `consumed` is where the next request
     // starts. After Done or an Error, later calls repeat it and consume nothing.
     Result feed(std::string_view in, std::string* sink);

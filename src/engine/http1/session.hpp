@@ -53,7 +53,6 @@ public:
 
     explicit Http1Session(Connection& connection);
     ~Http1Session() override;
-    Phase phase() const { return phase_; }
     // Instead of reading: answers `status` and closes (plain HTTP on the TLS port).
     void refuse(int status, const char* reason);
 
@@ -63,7 +62,6 @@ public:
     void on_writable() override { flush(); }
     void on_timeout() override;
     void on_closed() override;
-    bool idle() const override;
     void close_when_idle() override;
     void complete(uint64_t sequence, Reply&& reply) override;
     bool admit_waiting_body() override;  // the body budget may have room (BodyWait)
@@ -124,6 +122,7 @@ private:
     // Input read and not yet served: unfinished bytes, or part of a TLS record.
     bool input_waiting() const { return !in_.empty() || conn_.transport().input_pending(); }
     void close_now() { conn_.close_now(); }
+    bool idle() const;  // nothing read, nothing owed: safe to close during a drain
 
     // Reading (session_read.cpp).
     void on_peer_eof();

@@ -54,7 +54,6 @@ public:
     void on_writable() override {}
     void on_timeout() override { c_.close_now(); }
     void on_closed() override {}
-    bool idle() const override { return true; }
     void close_when_idle() override { c_.close_now(); }
     void complete(uint64_t, Reply&&) override {}
 
