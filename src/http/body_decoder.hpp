@@ -24,9 +24,10 @@ public:
         : framing_(framing), remaining_(content_length), chunked_(limit) {}
 
     // Decodes what `in` holds. The payload is appended to `sink` (a chunked body needs one: its
-    // decoded bytes exist nowhere else); for a Content-Length body the sink may be null, and its bytes stay where they are (the caller's buffer holds them,
-    // `consumed` of them from the start of `in`). Done: `consumed` is where the next request
-    // starts. After Done or an Error, later calls repeat it and consume nothing.
+    // decoded bytes exist nowhere else); for a Content-Length body the sink may be null, and its
+    // bytes stay where they are (the caller's buffer holds them, `consumed` of them from the
+    // start of `in`). Done: `consumed` is where the next request starts. After Done or an
+    // Error, later calls repeat it and consume nothing.
     Result feed(std::string_view in, std::string* sink);
 
     bool chunked() const { return framing_ == BodyFraming::Chunked; }
