@@ -1,0 +1,74 @@
+// The WebSocket message layer (RFC 6455 §5.4-5.6, RFC 7692): bytes in, whole messages and
+// control frames out. Fragments are joined (control frames may come between them), text is
+// checked as UTF-8 across fragments, compressed messages are inflated within the message bound.
+// A message that arrives whole in one frame is unmasked in the caller's buffer and handed over
+// as a view of it: no copy. Either side's reader (expect_masked): the server's and the load
+// generator's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "http/websocket/deflate.hpp"
+#include "http/websocket/frame.hpp"
+#include "http/websocket/utf8.hpp"
+
+namespace rivet::http::ws {
+
+struct ReaderLimits {
+    bool expect_masked = true;
+    uint64_t max_frame = 16u << 20;    // one frame's payload, as received (1009 past it)
+    uint64_t max_message = 16u << 20;  // a whole message, after inflating (1009 past it)
+};
+
+// What the reader found; each returns false to stop reading (the session closed, say): feed()
+// then returns at once.
+class ReaderEvents {
+public:
+    virtual ~ReaderEvents() = default;
+    // A whole message (Text: valid UTF-8). `payload` is valid only during the call.
+    virtual bool on_message(Opcode opcode, std::string_view payload) = 0;
+    virtual bool on_ping(std::string_view payload) = 0;
+    virtual bool on_pong(std::string_view payload) = 0;
+    // A close frame: `code` is kNoStatus when it carried none (its reason then empty). A close
+    // frame with a bad code, a 1-byte payload or a reason that is not UTF-8 is a violation
+    // instead (1002 or 1007). Nothing is read after it.
+    virtual bool on_close(uint16_t code, std::string_view reason) = 0;
+};
+
+class Reader {
+public:
+    // `inflater`: set when permessage-deflate was negotiated (RSV1 is then allowed on a
+    // message's first frame); the reader does not own it.
+    Reader(const ReaderLimits& limits, Inflater* inflater = nullptr);
+
+    enum class Status {
+        More,     // everything was used; more bytes are needed for the next frame
+        Stopped,  // an event returned false: the rest of `data` was not looked at
+        Closed,   // a close frame was read: nothing more will be
+        Refused,  // a violation (violation() says which): the connection must close with it
+    };
+    // Reads every frame in `data` (which it may unmask in place) and keeps the bytes of an
+    // unfinished frame. `used` says how much of `data` was consumed (all of it, but for Stopped
+    // and Closed).
+    Status feed(char* data, size_t len, ReaderEvents& events, size_t& used);
+    const Violation& violation() const { return violation_; }
+    // Bytes held for an unfinished frame or message (memory accounting, tests).
+    size_t buffered() const { return partial_.size() + message_.size(); }
+
+private:
+    // Implementation's own: partial frame bytes, the message being assembled, its opcode,
+    // whether it is compressed, the UTF-8 state, the current frame head and its offset...
+    ReaderLimits limits_;
+    Inflater* inflater_;
+    Violation violation_;
+    std::string partial_;  // an unfinished frame (head, or payload of a fragment or control)
+    std::string message_;  // a fragmented or compressed message being assembled
+    Utf8Validator utf8_;
+    Opcode message_opcode_ = Opcode::Continuation;  // Continuation: no message in progress
+    bool message_compressed_ = false;
+    bool closed_ = false;
+};
+
+}  // namespace rivet::http::ws
