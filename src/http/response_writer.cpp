@@ -195,7 +195,10 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
             out.append("\r\n", 2);
         }
     }
-    append_connection(out, framing);
+    if (res.status == 101)  // Switching Protocols: the connection goes on in the new one
+        out.append("Connection: Upgrade\r\n");
+    else
+        append_connection(out, framing);
     out.append("\r\n", 2);
     if (has_body && !framing.head_only && res.body_kind == Body::Bytes) out.append(res.body);
 }

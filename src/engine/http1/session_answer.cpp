@@ -62,7 +62,7 @@ Deferred Http1Session::defer(const http::RequestHead& head) {
 // the queue, where it waits for the answers before it. Returns the queued slot's sequence.
 uint64_t Http1Session::enqueue(const Answer& a, const http::Framing& framing) {
     if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
-    if (a.kind == Answer::Kind::Reply && a.reply->then && framing.keep_alive) {
+    if (a.kind == Answer::Kind::Reply && a.reply->then) {
         // A hand-off: what follows the request is the next protocol's, even while this answer
         // waits for earlier ones. (A deferred answer that hands off cannot stop the reading
         // this way: its client must wait for the answer before it sends more, as WebSocket and
@@ -102,9 +102,11 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
     const bool streamed = reply.head.body_kind == Body::Streamed && has_body;
     if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
     http::write_response(output(), reply.head, framing, owner_.date_block());
-    if (reply.then && framing.keep_alive) {
+    if (reply.then) {
         // Another protocol takes the connection once this answer has left; nothing after the
-        // request is read as HTTP/1.1 (after_flush switches).
+        // request is read as HTTP/1.1 (after_flush switches). Whatever the HTTP/1.1 framing
+        // says (the lame duck's "close", the last request a connection may make): the 101
+        // ends HTTP/1.1 on it, and the new protocol has its own way to end.
         end_reading();
         phase_ = Phase::Switching;
         pending().then = reply.then;
