@@ -63,6 +63,10 @@ bool Deflater::compress(std::string_view message, std::string& out) {
     // The sync flush ends with an empty stored block: 00 00 FF FF, left off (§7.2.1).
     if (out.size() - start >= 4 && std::memcmp(out.data() + out.size() - 4, kTail, 4) == 0)
         out.resize(out.size() - 4);
+    // An empty message right after a flush makes zlib write nothing (a repeated flush is a no-op);
+    // nothing would leave the peer's inflater inside the tail's stored block. 0x00 is an empty
+    // stored block's first byte, which the tail completes (§7.2.3.6).
+    if (out.size() == start) out.push_back('\0');
     if (no_context_takeover_) deflateReset(&z);
     return true;
 }
@@ -71,6 +75,7 @@ struct Inflater::State {
     z_stream z{};
     bool ok = false;
     bool stream_ended = false;  // the sender ended the deflate stream (BFINAL) in this message
+    bool fed = false;           // this message has given compressed bytes
 };
 
 Inflater::Inflater(uint8_t window_bits, bool no_context_takeover)
@@ -122,9 +127,12 @@ Inflater::Result inflate_onto(z_stream& z, bool& stream_ended, std::string_view 
 Inflater::Result Inflater::decompress(std::string_view piece, bool last, std::string& out,
                                       size_t max_out) {
     if (!state_->ok) return Result::Corrupt;
+    state_->fed = state_->fed || !piece.empty();
     Result r = inflate_onto(state_->z, state_->stream_ended, piece, out, max_out);
     if (r != Result::Ok || !last) return r;
-    if (!state_->stream_ended)
+    // A compressed message of no bytes at all (a sender that left off even §7.2.3.6's 0x00) is
+    // empty: the tail alone would leave the inflater inside a stored block.
+    if (state_->fed && !state_->stream_ended)
         r = inflate_onto(state_->z, state_->stream_ended, std::string_view(kTail, 4), out, max_out);
     if (r != Result::Ok) return r;
     // A stream the sender ended must start afresh; otherwise keep the window unless told not to.
@@ -132,6 +140,7 @@ Inflater::Result Inflater::decompress(std::string_view piece, bool last, std::st
         inflateReset(&state_->z);
         state_->stream_ended = false;
     }
+    state_->fed = false;
     return Result::Ok;
 }
 
