@@ -162,14 +162,18 @@ Reader::Step Reader::payload_piece(const char* piece, size_t n, bool frame_end) 
     if (message_compressed_) {
         const bool last = frame_end && head_.fin;
         if (n == 0 && !last) return Step::Go;
-        switch (inflater_->decompress(std::string_view(piece, n), last, message_,
-                                      limits_.max_message)) {
-            case Inflater::Result::Ok:
-                break;
-            case Inflater::Result::TooBig:
-                return refuse(kMessageTooBig, "message too big");
-            case Inflater::Result::Corrupt:
-                return refuse(kInvalidPayload, "invalid compressed data");
+        const auto result =
+            inflater_->decompress(std::string_view(piece, n), last, message_, limits_.max_message);
+        if (result == Inflater::Result::Corrupt)
+            return refuse(kInvalidPayload, "invalid compressed data");
+        if (result == Inflater::Result::TooBig) {
+            // Bad text within the bound came first in the message: 1007, as it would have been
+            // had the frame come in smaller pieces.
+            const std::string_view within =
+                std::string_view(message_).substr(0, limits_.max_message).substr(before);
+            if (message_opcode_ == Opcode::Text && !utf8_.feed(within))
+                return refuse(kInvalidPayload, "text is not UTF-8");
+            return refuse(kMessageTooBig, "message too big");
         }
     } else {
         message_.append(piece, n);

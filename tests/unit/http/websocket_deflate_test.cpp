@@ -276,6 +276,32 @@ TEST(WebSocketDeflate, ReaderRefusals) {
               kMessageTooBig);
 }
 
+TEST(WebSocketDeflate, BadTextBeforeTheBoundIsRefusedAsBadTextInAnyPieces) {
+    // Invalid UTF-8 first, then more zeros than the bound: whether the frame comes whole (the
+    // bound is passed in the same inflate) or a byte at a time, the first fault is the text.
+    Deflater client(6, 15, true);
+    std::string message = "ok \xC0";
+    message += std::string(5000, '\0');
+    const std::string wire = compressed_frames(client, Opcode::Text, message);
+    for (bool bytewise : {false, true}) {
+        Inflater inflater(15, true);
+        Reader reader(ReaderLimits{.max_message = 1000}, &inflater);
+        Recorder events;
+        const auto fed =
+            bytewise ? feed_bytewise(reader, events, wire) : feed_pieces(reader, events, wire);
+        EXPECT_EQ(fed.status, Status::Refused);
+        EXPECT_EQ(reader.violation().code, close_code::kInvalidPayload) << bytewise;
+    }
+    // Valid text past the bound: 1009.
+    std::string valid(5000, 'a');
+    Inflater inflater(15, true);
+    Reader reader(ReaderLimits{.max_message = 1000}, &inflater);
+    Recorder events;
+    EXPECT_EQ(feed_pieces(reader, events, compressed_frames(client, Opcode::Text, valid)).status,
+              Status::Refused);
+    EXPECT_EQ(reader.violation().code, close_code::kMessageTooBig);
+}
+
 struct Negotiated {
     bool accepted;
     bool malformed;
