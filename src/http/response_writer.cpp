@@ -146,6 +146,8 @@ std::string_view status_reason(int status) {
             return "Expectation Failed";
         case 422:
             return "Unprocessable Content";
+        case 426:
+            return "Upgrade Required";
         case 429:
             return "Too Many Requests";
         case 431:
