@@ -197,7 +197,7 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
             out.append("\r\n", 2);
         }
     }
-    if (res.status == 101)  // Switching Protocols: the connection goes on in the new one
+    if (res.status == 101 && framing.keep_alive)  // the connection goes on in the new protocol
         out.append("Connection: Upgrade\r\n");
     else
         append_connection(out, framing);

@@ -19,11 +19,17 @@ std::string& Http1Session::output() {
     return out_.empty() ? owner_.write_buffer() : out_;
 }
 
-http::Framing Http1Session::framing_for(const http::RequestHead& head, bool close_requested) const {
+http::Framing Http1Session::framing_for(const http::RequestHead& head, bool close_requested,
+                                        bool switching) const {
     const auto& limits = owner_.config().limits;
-    bool keep =
-        head.keep_alive && !close_requested && !(owner_.winding_down() && !input_follows_) &&
-        !(limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection);
+    // A hand-off (a 101) ends HTTP/1.1 on the connection whatever the server's own reasons to
+    // end it (the lame duck, the requests a connection may make): the next protocol has its own
+    // way to end. Only the client's "close" (or the handler's) stops it.
+    bool keep = head.keep_alive && !close_requested &&
+                (switching ||
+                 (!(owner_.winding_down() && !input_follows_) &&
+                  !(limits.max_requests_per_connection &&
+                    served_ >= limits.max_requests_per_connection)));
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 
@@ -32,7 +38,8 @@ Deferred Http1Session::answer(const http::RequestHead* head, const Answer& a) {
         case Answer::Kind::Reply:
             // An answer before the streamed body ended: the rest of it is not read (the close
             // lingers).
-            enqueue(a, framing_for(*head, a.reply->close || upload_open_for(*head)));
+            enqueue(a, framing_for(*head, a.reply->close || upload_open_for(*head),
+                                   bool(a.reply->then)));
             return {};
         case Answer::Kind::Simple:
             enqueue(a, framing_for(*head, upload_open_for(*head)));
@@ -62,7 +69,7 @@ Deferred Http1Session::defer(const http::RequestHead& head) {
 // the queue, where it waits for the answers before it. Returns the queued slot's sequence.
 uint64_t Http1Session::enqueue(const Answer& a, const http::Framing& framing) {
     if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
-    if (a.kind == Answer::Kind::Reply && a.reply->then) {
+    if (a.kind == Answer::Kind::Reply && a.reply->then && framing.keep_alive) {
         // A hand-off: what follows the request is the next protocol's, even while this answer
         // waits for earlier ones. (A deferred answer that hands off cannot stop the reading
         // this way: its client must wait for the answer before it sends more, as WebSocket and
@@ -102,11 +109,9 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
     const bool streamed = reply.head.body_kind == Body::Streamed && has_body;
     if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
     http::write_response(output(), reply.head, framing, owner_.date_block());
-    if (reply.then) {
+    if (reply.then && framing.keep_alive) {
         // Another protocol takes the connection once this answer has left; nothing after the
-        // request is read as HTTP/1.1 (after_flush switches). Whatever the HTTP/1.1 framing
-        // says (the lame duck's "close", the last request a connection may make): the 101
-        // ends HTTP/1.1 on it, and the new protocol has its own way to end.
+        // request is read as HTTP/1.1 (after_flush switches).
         end_reading();
         phase_ = Phase::Switching;
         pending().then = reply.then;
