@@ -60,7 +60,7 @@ struct WebSocketOptions {
     bool compression = true;
     // The server's compressor forgets each message (less memory per connection, less ratio).
     bool compression_no_context_takeover = false;
-    int compression_level = 6;  // zlib, 1..9
+    int compression_level = 6;         // zlib, 1..9
     size_t compression_min_size = 64;  // shorter messages are sent uncompressed
     // Queued output past which send() says Backpressure, and past which the client is closed
     // as too slow (counted in rivet_websocket_slow_closed_total).
@@ -132,7 +132,8 @@ public:
 
 private:
     friend class WebSocket;
-    explicit WebSocketHandle(std::shared_ptr<detail::WebSocketCore> core) : core_(std::move(core)) {}
+    explicit WebSocketHandle(std::shared_ptr<detail::WebSocketCore> core)
+        : core_(std::move(core)) {}
     std::shared_ptr<detail::WebSocketCore> core_;
 };
 

@@ -117,9 +117,9 @@ struct LoopStats {
         s.tls_handshakes = {tls_full_tls12.load(r), tls_full_tls13.load(r),
                             tls_resumed_tls12.load(r), tls_resumed_tls13.load(r)};
         for (size_t i = 0; i < kTlsFailureKinds; ++i) s.tls_failures[i] = tls_failures[i].load(r);
-        s.websockets = {websockets_open.load(r),        websockets_closed.load(r),
-                        websocket_messages_in.load(r),  websocket_messages_out.load(r),
-                        websocket_violations.load(r),   websocket_slow_closed.load(r)};
+        s.websockets = {websockets_open.load(r),       websockets_closed.load(r),
+                        websocket_messages_in.load(r), websocket_messages_out.load(r),
+                        websocket_violations.load(r),  websocket_slow_closed.load(r)};
         return s;
     }
 };

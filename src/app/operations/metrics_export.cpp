@@ -268,9 +268,9 @@ std::string status_json(const Snapshot& s) {
                   {"resumed_tls13", h.resumed_tls13}}},
                 {"failures", failures}};
     const auto& w = s.serving.traffic.websockets;
-    j["websocket"] = {{"open", w.opened - w.closed},       {"opened", w.opened},
-                      {"messages_in", w.messages_in},      {"messages_out", w.messages_out},
-                      {"protocol_errors", w.violations},   {"slow_closed", w.slow_closed}};
+    j["websocket"] = {{"open", w.opened - w.closed},     {"opened", w.opened},
+                      {"messages_in", w.messages_in},    {"messages_out", w.messages_out},
+                      {"protocol_errors", w.violations}, {"slow_closed", w.slow_closed}};
     j["rss_bytes"] = s.rss_bytes;
     j["cpu_seconds"] = s.cpu_seconds;
     return j.dump();

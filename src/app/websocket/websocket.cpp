@@ -20,7 +20,7 @@ Opcode opcode_of(MessageKind kind) {
 
 SendStatus status_of(engine::WebSocketSession::SendResult r) {
     using R = engine::WebSocketSession::SendResult;
-    return r == R::Sent ? SendStatus::Sent
+    return r == R::Sent           ? SendStatus::Sent
            : r == R::Backpressure ? SendStatus::Backpressure
                                   : SendStatus::Dropped;
 }

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "engine/reply.hpp"
-#include "net/ip_network.hpp"
 #include "engine/websocket/session.hpp"
+#include "net/ip_network.hpp"
 
 namespace rivet::app {
 
@@ -26,8 +26,8 @@ struct WebSocketRoute {
     WebSocketBehavior behavior;
     engine::WebSocketConfig config;
     http::ws::DeflateConfig deflate;
-    Topics* topics = nullptr;       // the App's, set when it starts
-    Operations* ops = nullptr;      // the access log and metrics; set when it starts
+    Topics* topics = nullptr;   // the App's, set when it starts
+    Operations* ops = nullptr;  // the access log and metrics; set when it starts
 };
 
 }  // namespace rivet::app

@@ -80,7 +80,8 @@ void handshake(app::WebSocketRoute& route, Request& req, Response& res) {
 
     auto core = std::make_shared<detail::WebSocketCore>(route, req);
     if (!options.subprotocols.empty()) {
-        auto offered = http::ws::split_tokens(joined(req, "Sec-WebSocket-Protocol"));
+        const std::string field = joined(req, "Sec-WebSocket-Protocol");
+        auto offered = http::ws::split_tokens(field);  // views into `field`
         for (const auto& ours : options.subprotocols)
             if (std::find(offered.begin(), offered.end(), ours) != offered.end()) {
                 core->subprotocol = ours;

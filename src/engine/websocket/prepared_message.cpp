@@ -13,7 +13,9 @@ struct PreparedMessage::Compressed {
 };
 
 PreparedMessage::PreparedMessage(http::ws::Opcode opcode, std::string_view payload)
-    : payload_(payload), payload_size_(payload.size()), compressed_(std::make_shared<Compressed>()) {
+    : payload_(payload),
+      payload_size_(payload.size()),
+      compressed_(std::make_shared<Compressed>()) {
     http::ws::append_frame(plain_, opcode, payload);
     opcode_ = opcode;
 }

@@ -170,6 +170,7 @@ void WebSocketSession::begin_closing(uint16_t close_code, std::string_view reaso
 }
 
 void WebSocketSession::close_when_idle() {
+    if (phase_ == Phase::Lingering && peer_closed_) return close_now();  // nothing owed
     if (state_ != State::Open) return;
     close(code::kGoingAway, "the server is shutting down");
 }
@@ -206,7 +207,8 @@ void WebSocketSession::arm_timer() {
     if (state_ == State::Closing || phase_ != Phase::Reading)
         due = std::min(due, closing_since_ms_ + config_.close_ms);
     if (buffered() > 0 || conn_.transport().backlog())
-        due = std::min(due, conn_.transport().write_progress_ms + owner_.config().timeouts.write_ms);
+        due =
+            std::min(due, conn_.transport().write_progress_ms + owner_.config().timeouts.write_ms);
     if (state_ == State::Open) {
         if (config_.idle_ms) due = std::min(due, last_in_ms_ + config_.idle_ms);
         if (config_.ping_ms && !ping_sent_) due = std::min(due, last_in_ms_ + config_.ping_ms);

@@ -164,9 +164,9 @@ private:
     State state_ = State::Open;
     Phase phase_ = Phase::Reading;
     bool batching_ = false;
-    bool peer_closed_ = false;     // the peer's close frame arrived
-    bool backpressured_ = false;   // a send said Backpressure: on_drain is owed
-    bool ping_sent_ = false;       // a keep-alive ping is out for this quiet period
+    bool peer_closed_ = false;    // the peer's close frame arrived
+    bool backpressured_ = false;  // a send said Backpressure: on_drain is owed
+    bool ping_sent_ = false;      // a keep-alive ping is out for this quiet period
     uint16_t close_code_ = http::ws::close_code::kAbnormal;  // the peer's, for on_close
     uint16_t sent_code_ = 0;                                 // ours, once sent
     std::string close_reason_;

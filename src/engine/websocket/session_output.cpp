@@ -22,9 +22,8 @@ WebSocketSession::SendResult WebSocketSession::send(const PreparedMessage& messa
     if (state_ != State::Open) return SendResult::Dropped;
     const std::string* frame = &message.plain();
     if (deflater_) {
-        const std::string& packed = message.compressed(deflate_->server_max_window_bits,
-                                                       config_.deflate_level,
-                                                       config_.deflate_min_size);
+        const std::string& packed = message.compressed(
+            deflate_->server_max_window_bits, config_.deflate_level, config_.deflate_min_size);
         if (!packed.empty()) {
             frame = &packed;
             deflater_->reset();
@@ -143,6 +142,9 @@ void WebSocketSession::after_flush() {
         // Our close frame has left: our side of TCP ends first (RFC 6455 §7.1.1), and what the
         // peer still sends is dropped until its FIN.
         conn_.transport().shutdown_write();
+        // Both close frames are exchanged once the peer's came: during a drain nothing is left
+        // to wait for.
+        if (peer_closed_ && owner_.draining()) return close_now();
         phase_ = Phase::Lingering;
         if (closing_since_ms_ == 0) closing_since_ms_ = owner_.loop().now_ms();
     }

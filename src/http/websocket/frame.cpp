@@ -133,7 +133,7 @@ void append_close_frame(std::string& out, uint16_t code, std::string_view reason
     char payload[125];
     payload[0] = char(code >> 8);
     payload[1] = char(code);
-    std::memcpy(payload + 2, reason.data(), reason.size());
+    if (!reason.empty()) std::memcpy(payload + 2, reason.data(), reason.size());
     append_frame(out, Opcode::Close, std::string_view(payload, 2 + reason.size()));
 }
 
