@@ -77,6 +77,7 @@ public:
     // std::exception), counted, and answered 500 by the caller.
     void handler_threw(unsigned loop, std::string_view path, const char* what);
     void count_handler_cancelled(unsigned loop) { metrics_.count_handler_cancelled(loop); }
+    Metrics& metrics() { return metrics_; }
 
     uint32_t unrouted() const { return first_pseudo_; }  // 404/405/429 and OPTIONS *
 
