@@ -79,7 +79,9 @@ std::string format(const ServerEvent& e) {
 // the stream is over.
 struct ProducerGuard {
     std::shared_ptr<EventStreamState> state;
-    ~ProducerGuard() { state->ended_by_connection(); }
+    ~ProducerGuard() {
+        if (state) state->ended_by_connection();
+    }
 };
 
 }  // namespace
@@ -96,6 +98,12 @@ StreamStatus EventStreamState::produce(std::string& out, const StreamWaker& w,
             waker = w;
             loop = EventLoop::current();
             if (loop) metrics = detail::LoopAccess::services(*loop).metrics;
+        }
+        if (slow) {
+            // Too slow before the connection first asked (the handler sent past the bound):
+            // cut, as later ones are.
+            w.abort();
+            return StreamStatus::Waiting;
         }
         out.swap(queue);  // `out` arrives empty: the queue's buffer goes, a fresh one stays
         events = std::exchange(queued_events, 0);
@@ -257,7 +265,8 @@ EventStream event_stream(const Request& req, Response& res, EventStreamOptions o
     state->last_event_id.assign(req.header("Last-Event-ID"));
     if (options.retry.count() > 0)
         state->queue = "retry: " + std::to_string(options.retry.count()) + "\n\n";
-    auto guard = std::make_shared<detail::ProducerGuard>(detail::ProducerGuard{state});
+    auto guard = std::make_shared<detail::ProducerGuard>();  // made in place: one destructor
+    guard->state = state;
     res.status(200);
     res.stream(
         [guard](std::string& out, const StreamWaker& waker) {
