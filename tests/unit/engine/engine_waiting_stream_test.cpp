@@ -215,5 +215,21 @@ TEST(EngineWaitingStream, HeadRequestNeverCallsTheProducer) {
     EXPECT_EQ(feed->calls.load(), 1);  // the GET's only
 }
 
+TEST(EngineWaitingStream, Http10StreamEndsAtTheClose) {
+    auto feed = std::make_shared<Feed>();
+    EngineHarness h({}, [&](Exchange& ex) { ex.respond(streamed(feed->producer(feed))); });
+    auto c = h.connect();
+    c->send("GET /s HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    ASSERT_TRUE(c->read_until("\r\n\r\n"));
+    feed->push("one ");
+    ASSERT_TRUE(c->read_until("one "));
+    feed->push("two", true);
+    ASSERT_TRUE(c->wait_eof());
+    auto got = parse_responses(c->received(), {}, true);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_FALSE(got[0].chunked);
+    EXPECT_EQ(got[0].body, "one two");
+}
+
 }  // namespace
 }  // namespace rivet::engine::testing
