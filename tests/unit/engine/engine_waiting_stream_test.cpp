@@ -57,6 +57,14 @@ struct Feed {
         std::lock_guard lock(mu);
         return waker;
     }
+    // The head may reach the client before the producer's first call: wait for that call.
+    StreamWaker first_waker() {
+        for (int i = 0; i < 1000; ++i) {
+            if (StreamWaker w = current_waker(); w.link()) return w;
+            std::this_thread::sleep_for(2ms);
+        }
+        return {};
+    }
 };
 
 TEST(EngineWaitingStream, WaitingProducerIsNotCalledUntilWoken) {
@@ -140,7 +148,7 @@ TEST(EngineWaitingStream, ClientLeavingClosesTheWaitingStream) {
     auto c = h.connect();
     c->send(get("/stream"));
     ASSERT_TRUE(c->read_until("\r\n\r\n"));
-    StreamWaker w = feed->current_waker();
+    StreamWaker w = feed->first_waker();
     ASSERT_TRUE(w.link());
     EXPECT_FALSE(w.closed());
     c.reset();  // the client closes its socket
@@ -197,7 +205,9 @@ TEST(EngineWaitingStream, AbortClosesTheConnectionAtOnce) {
     auto c = h.connect();
     c->send(get("/stream"));
     ASSERT_TRUE(c->read_until("\r\n\r\n"));
-    std::thread([w = feed->current_waker()] { w.abort(); }).join();
+    StreamWaker w = feed->first_waker();
+    ASSERT_TRUE(w.link());
+    std::thread([w] { w.abort(); }).join();
     ASSERT_TRUE(c->wait_eof(2000ms));
     EXPECT_FALSE(c->received().ends_with("0\r\n\r\n"));  // cut short, not ended
 }
