@@ -59,7 +59,13 @@ void Http1Session::flush() {
             if (!send_file_piece()) break;
             continue;
         }
-        if (!pending_ || !pending_->stream || pending_->stream_waiting) break;
+        if (!pending_ || !pending_->stream) break;
+        if (pending_->stream_waiting) {
+            // Draining, and the output the stream waited behind has left: it ends now.
+            if (!owner_.draining()) break;
+            finish_stream();
+            continue;
+        }
         // A producer slower than its reader never fills the socket: without this cap the
         // loop would pump it forever and serve no other connection.
         if (body_pieces_this_flush_++ >= kBodyPiecesPerFlush) break;

@@ -199,6 +199,26 @@ TEST(EngineWaitingStream, DrainEndsAWaitingStreamWithItsLastChunk) {
     EXPECT_TRUE(feed->current_waker().closed());
 }
 
+TEST(EngineWaitingStream, DrainEndsAStreamThatWaitsBehindUnsentOutput) {
+    // The client reads nothing at first: the stream's output waits in the socket when the
+    // drain begins, and the stream ends once that output has left.
+    ServerConfig config;
+    config.timeouts.drain_ms = 30'000;
+    auto feed = std::make_shared<Feed>();
+    feed->ready = std::string(512 * 1024, 'z');
+    EngineHarness h(config, [&](Exchange& ex) { ex.respond(streamed(feed->producer(feed))); });
+    auto c = h.connect(16 * 1024);
+    c->send(get("/stream"));
+    ASSERT_TRUE(feed->first_waker().link());
+    h.io().begin_drain();
+    ASSERT_TRUE(h.sync());
+    ASSERT_TRUE(c->wait_eof(5000ms));
+    auto got = parse_responses(c->received());
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].body.size(), 512u * 1024);
+    EXPECT_TRUE(got[0].raw.ends_with("\r\n0\r\n\r\n"));
+}
+
 TEST(EngineWaitingStream, AbortClosesTheConnectionAtOnce) {
     auto feed = std::make_shared<Feed>();
     EngineHarness h({}, [&](Exchange& ex) { ex.respond(streamed(feed->producer(feed))); });
