@@ -32,7 +32,7 @@
 namespace rivet {
 
 struct EventStreamOptions {
-    // A comment line (": \n") after this long without anything sent, so that proxies and
+    // A comment line (":") after this long without anything sent, so that proxies and
     // clients see the connection alive; on the stream's loop timer. Zero: none.
     std::chrono::milliseconds heartbeat{15'000};
     size_t max_queued_bytes = 64 * 1024;         // send() says false past it

@@ -7,7 +7,7 @@
 //                          data), ?retry=MS (the client's reconnection delay).
 //   GET /stream/waiting    a streamed body whose producer waits: ?parts=N pieces, one every
 //                          ?ms=M, each made on a thread of its own that wakes the stream; the
-//                          last line counts the producer's calls (never more than the wakes).
+//                          last line counts the producer's calls (at most two per wake).
 #include <chrono>
 #include <memory>
 #include <mutex>

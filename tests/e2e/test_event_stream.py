@@ -115,8 +115,9 @@ def test_producer_woken_from_another_thread(server):
     lines = r.text.splitlines()
     assert lines[:5] == [f"part {i}" for i in range(1, 6)]
     calls = int(lines[5].split()[1])
-    # The first call, then at most one per wake (5 pieces and the end): never a spin.
-    assert 2 <= calls <= 7, calls
+    # The first call, then at most two per wake (5 pieces and the end: a wake that lands while
+    # the producer runs costs one more call): never a spin.
+    assert 2 <= calls <= 1 + 2 * 6, calls
 
 
 def test_slow_reader_is_cut_at_the_hard_bound(server):
