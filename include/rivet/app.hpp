@@ -29,6 +29,7 @@
 #include <rivet/priority.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
+#include <rivet/shutdown.hpp>
 #include <rivet/static_files.hpp>
 #include <rivet/task.hpp>
 #include <rivet/tls.hpp>
@@ -225,6 +226,14 @@ public:
     // False, and nothing done, when App::run is already stopping: the other process should
     // then be stopped too.
     bool hand_over();
+
+    // The stop's first sign (rivet/shutdown.hpp): fired once, by begin_lame_duck(), stop(),
+    // hand_over() or App::run's SIGINT/SIGTERM, whichever comes first, before the drain
+    // begins. on_shutdown(fn) runs fn then, on the thread that stops (App::run's main thread
+    // on a signal); added after it fired, at once. Event streams (rivet/event_stream.hpp) need
+    // nothing of it: the drain ends them.
+    ShutdownSignal shutdown_signal() const;
+    App& on_shutdown(std::function<void()> fn);
 
     // While running: applies what can change live (logs, rate limits, admin endpoints on the
     // main port, limits and timeouts, TLS certificates: re-read from options.tls's files, the

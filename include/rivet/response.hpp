@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <rivet/stream.hpp>
+
 namespace rivet {
 
 namespace detail {
@@ -89,6 +91,12 @@ public:
     // the socket can take more, so it must not block.
     Response& stream(BodyProducer producer, std::string_view content_type);
     const std::shared_ptr<BodyProducer>& producer() const { return producer_; }
+    // Streaming with a producer that can wait without being called (rivet/stream.hpp): for
+    // bodies whose pieces come later, from timers or other threads (Server-Sent Events: see
+    // rivet/event_stream.hpp). Sent as above.
+    Response& stream(WaitingProducer producer, std::string_view content_type);
+    const std::shared_ptr<WaitingProducer>& waiting_producer() const { return waiting_; }
+    bool streamed() const { return producer_ || waiting_; }  // either form
 
     bool close_connection() const { return close_; }
     Response& close_connection(bool close) {
@@ -110,6 +118,7 @@ private:
     std::string own_type_;
     std::vector<std::pair<std::string, std::string>> headers_;
     std::shared_ptr<BodyProducer> producer_;
+    std::shared_ptr<WaitingProducer> waiting_;
     FileRange file_;
     std::shared_ptr<const detail::ResponseUpgrade> upgrade_;  // a WebSocket route's 101
 };

@@ -7,10 +7,13 @@
 #include <rivet/compression.hpp>
 #include <rivet/context.hpp>
 #include <rivet/event_loop.hpp>
+#include <rivet/event_stream.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
+#include <rivet/shutdown.hpp>
+#include <rivet/stream.hpp>
 #include <rivet/task.hpp>
 #include <rivet/tls.hpp>
 #include <rivet/version.hpp>

@@ -222,6 +222,7 @@ uint16_t App::start(const RunOptions& options) {
         route->topics = impl_->topics.get();
         route->ops = impl_->ops.get();
     }
+    impl_->loops->set_metrics(&impl_->ops->metrics());
     impl_->server->start();
     if (!options.quiet) {
         // The host of an inherited socket is its own; a URL needs [::1].
@@ -269,6 +270,7 @@ void App::start_operations(const RunOptions& options) {
 
 void App::stop() {
     if (!impl_->server) return;
+    impl_->shutdown.trigger();  // before the drain: long-lived answers can end first
     if (impl_->admin_server) impl_->admin_server->drain();
     impl_->server->drain();
     impl_->server->wait();
@@ -285,14 +287,25 @@ void App::stop() {
 
 void App::begin_lame_duck() {
     if (!impl_->server) throw std::logic_error("the app is not running");
+    impl_->shutdown.trigger();
     impl_->ops->begin_lame_duck();
     impl_->server->begin_lame_duck();
+}
+
+ShutdownSignal App::shutdown_signal() const {
+    return impl_->shutdown;
+}
+
+App& App::on_shutdown(std::function<void()> fn) {
+    impl_->shutdown.subscribe(std::move(fn));
+    return *this;
 }
 
 bool App::hand_over() {
     if (!impl_->server) throw std::logic_error("the app is not running");
     auto serving = Impl::Ending::Serving;
     if (!impl_->ending.compare_exchange_strong(serving, Impl::Ending::HandedOver)) return false;
+    impl_->shutdown.trigger();
     impl_->server->begin_handover();
     if (impl_->admin_server) impl_->admin_server->begin_handover();
     return true;

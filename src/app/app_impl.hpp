@@ -68,10 +68,11 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     enum class Ending : uint8_t { Serving, HandedOver, Stopping };
     std::atomic<Ending> ending{Ending::Serving};
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
-    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
     // App::ws routes (their handshake handlers share them) and the topics they publish to.
     std::vector<std::shared_ptr<app::WebSocketRoute>> websocket_routes;
     std::unique_ptr<app::Topics> topics;  // while running
+    ShutdownSignal shutdown;  // fired once, at the stop's first sign (App::shutdown_signal)
+    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
 
     // --- app_tls.cpp --- TLS: the context is replaced by reloads (on the thread that
     // reconfigures); what the loops read is fixed before they start.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "app/websocket/websocket_core.hpp"
+#include "app/request/stream_access.hpp"
 #include "core/field_count.hpp"
 
 namespace rivet::app {
@@ -80,9 +81,9 @@ engine::ReplyView view_of(const Response& r) {
     v.head.status = r.status();
     v.head.content_type = r.content_type();
     v.head.fields = r.headers();
-    if (r.producer()) {
+    if (r.streamed()) {
         v.head.body_kind = Body::Streamed;
-        v.stream = r.producer();
+        v.stream = engine_stream(r);
     } else if (const FileRange* f = r.file_range()) {
         v.head.body_kind = Body::Sized;
         v.head.content_length = f->length;
@@ -101,7 +102,7 @@ engine::Reply reply_of(Response&& r) {
     out.content_type.assign(r.content_type());
     out.fields = r.headers();
     out.body = std::move(r.mutable_body());
-    out.stream = r.producer();
+    out.stream = engine_stream(r);
     if (const FileRange* f = r.file_range())
         out.file = {f->file, f->file->fd(), f->offset, f->length};
     out.close = r.close_connection();

@@ -198,6 +198,12 @@ void Connection::kicked() {
     if (stage_ == Stage::Handshake) run_handshake();
 }
 
+void Connection::resume_stream(const StreamLink* link) {
+    IoThread::ConnectionEvent event(owner_);
+    retired_.reset();
+    if (stage_ == Stage::Session) session_->resume_stream(link);
+}
+
 void Connection::close_when_idle() {
     IoThread::ConnectionEvent event(owner_);
     // A handshake or PROXY header in progress may finish: their timeouts bound them, as the

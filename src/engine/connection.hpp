@@ -68,6 +68,7 @@ public:
     void complete(uint64_t sequence, Reply&& reply);
     bool admit_waiting_body();
     void kicked();
+    void resume_stream(const StreamLink* link);
     void close_now();        // immediately, whatever is pending; cancels owed deferred answers
     void close_when_idle();  // during a drain: after what is in flight
 

@@ -164,6 +164,10 @@ void IoThread::kick(Connection& c) {
     });
 }
 
+void IoThread::resume_stream(int fd, uint64_t connection_id, const StreamLink* link) {
+    if (Connection* c = find(fd, connection_id)) c->resume_stream(link);
+}
+
 void IoThread::wait_for_budget(Connection& c) {
     body_waiting_.push_back({c.fd(), c.id()});
     stats_.bodies_waiting.store(body_waiting_.size(), std::memory_order_relaxed);

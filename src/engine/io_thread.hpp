@@ -19,6 +19,7 @@
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
+#include "engine/stream.hpp"
 #include "http/response_writer.hpp"
 #include "net/loop.hpp"
 
@@ -74,6 +75,8 @@ public:
     void wait_for_budget(Connection& c);
     // Runs c.kicked() from a task of this loop, if c is still open then.
     void kick(Connection& c);
+    // A stream's waker (stream.cpp): resumes the stream on connection (fd, id), if still open.
+    void resume_stream(int fd, uint64_t connection_id, const StreamLink* link);
 
     // Shared scratch space: safe because a loop serves one connection at a time.
     char* read_buffer() { return read_buffer_.get(); }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/stream.hpp"
 #include "http/response_writer.hpp"
 
 namespace rivet::engine {
@@ -19,9 +20,6 @@ class Connection;
 class Session;
 // Makes the session a connection goes on with after an answer hands it over (Reply::then).
 using SessionFactory = std::function<std::unique_ptr<Session>(Connection&)>;
-
-// Appends the next piece of a streamed body to `out`; returns false after the last one.
-using BodyProducer = std::function<bool(std::string& out)>;
 
 // A byte range of an open file, sent with sendfile(2); `owner` keeps the descriptor open.
 struct FileBody {
@@ -32,10 +30,10 @@ struct FileBody {
 };
 
 struct ReplyView {
-    http::ResponseHead head;               // its body kind says whether stream or file is set
-    std::shared_ptr<BodyProducer> stream;  // head.body_kind == Streamed
-    FileBody file;                         // head.body_kind == Sized
-    bool close = false;                    // the connection ends after this answer
+    http::ResponseHead head;                 // its body kind says whether stream or file is set
+    std::shared_ptr<StreamProducer> stream;  // head.body_kind == Streamed
+    FileBody file;                           // head.body_kind == Sized
+    bool close = false;                      // the connection ends after this answer
     // Set: once this answer (a 101) has left, the connection goes on in another protocol,
     // with the bytes read after this request (Http1Session::Phase::Switching).
     SessionFactory then;
@@ -46,7 +44,7 @@ struct Reply {
     std::string content_type;
     std::vector<std::pair<std::string, std::string>> fields;
     std::string body;
-    std::shared_ptr<BodyProducer> stream;
+    std::shared_ptr<StreamProducer> stream;
     FileBody file;
     bool close = false;
     SessionFactory then;

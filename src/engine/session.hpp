@@ -43,6 +43,8 @@ public:
     virtual bool admit_waiting_body() { return true; }
     // A kick the session posted itself (IoThread::kick): go on with buffered input.
     virtual void kicked() {}
+    // A StreamWaker of this session's stream woke it (`link` names which stream).
+    virtual void resume_stream(const StreamLink* /*link*/) {}
 };
 
 }  // namespace rivet::engine

@@ -1,12 +1,14 @@
 // The demo's WebSocket endpoints:
 //   GET /ws/echo   echoes every message, text and binary (permessage-deflate when offered)
 //   GET /ws/chat   every message is published to the topic "chat": every /ws/chat client on
-//                  every loop receives it (the sender too)
+//                  every loop receives it (the sender too), and every /events client as a
+//                  `chat` event
 #include "server/demo_routes.hpp"
+#include "server/event_hub.hpp"
 
 namespace rivet::server {
 
-void add_push_routes(App& app) {
+void add_push_routes(App& app, std::shared_ptr<EventHub> events) {
     WebSocketBehavior echo;
     echo.on_message = [](WebSocket& ws, std::string_view message, MessageKind kind) {
         ws.send(message, kind);
@@ -16,8 +18,9 @@ void add_push_routes(App& app) {
     WebSocketBehavior chat;
     chat.options.max_message = 64 * 1024;  // a chat line, not a file
     chat.on_open = [](WebSocket& ws) { ws.subscribe("chat"); };
-    chat.on_message = [&app](WebSocket&, std::string_view message, MessageKind kind) {
+    chat.on_message = [&app, events](WebSocket&, std::string_view message, MessageKind kind) {
         app.publish("chat", message, kind);
+        if (kind == MessageKind::Text) events->publish("chat", message);
     };
     app.ws("/ws/chat", std::move(chat));
 }

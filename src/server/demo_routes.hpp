@@ -1,8 +1,9 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, /wait, /cpu, /later, and the files of the root (the demo site) at /,
-// compressed on the fly.
+// /headers, /cookies, /wait, /cpu, /later, /events, /stream/waiting, and the files of the root (the
+// demo site) at /, compressed on the fly.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <rivet/app.hpp>
@@ -31,7 +32,12 @@ struct DemoOptions {
 void add_demo_routes(App& app, const DemoOptions& options);
 // /wait, /cpu and /later: handlers that wait without holding their loop (demo_waiting_routes.cpp).
 void add_waiting_routes(App& app);
-// /ws/echo and /ws/chat: WebSockets (demo_push_routes.cpp).
-void add_push_routes(App& app);
+class EventHub;
+// /events (Server-Sent Events) and /stream/waiting (demo_event_routes.cpp). The hub holds the
+// open /events streams: EventHub::publish sends an event to all of them, from any thread.
+std::shared_ptr<EventHub> add_event_routes(App& app);
+// /ws/echo and /ws/chat: WebSockets (demo_push_routes.cpp); every chat message also goes to
+// the /events clients of `events` as a `chat` event.
+void add_push_routes(App& app, std::shared_ptr<EventHub> events);
 
 }  // namespace rivet::server

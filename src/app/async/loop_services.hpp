@@ -14,11 +14,13 @@ class Loop;
 namespace rivet::app {
 
 class WorkerPool;
+class Metrics;
 
 struct LoopServices {
     net::Loop* loop = nullptr;
     WorkerPool* pool = nullptr;
     unsigned retry_after_s = 1;  // of the 503 when the pool's queue is full
+    Metrics* metrics = nullptr;  // the app's (event streams count there); set before the loops run
 };
 
 // One EventLoop per I/O loop, made before the loops run and kept until they have ended.
@@ -30,6 +32,9 @@ public:
 
     EventLoop& at(unsigned i) { return *loops_.at(i); }
     size_t size() const { return loops_.size(); }
+    void set_metrics(Metrics* m) {
+        for (auto& s : services_) s->metrics = m;
+    }
 
 private:
     std::vector<std::unique_ptr<LoopServices>> services_;

@@ -39,6 +39,9 @@ bool compressible_type(std::string_view content_type, const std::vector<std::str
     size_t slash = media.find('/');
     if (slash == std::string_view::npos || slash == 0 || slash + 1 == media.size()) return false;
     std::string_view type = media.substr(0, slash), subtype = media.substr(slash + 1);
+    // Server-Sent Events are read as they come: a compressor's buffer would hold them back
+    // (the framework's event streams are streamed bodies, never compressed anyway).
+    if (http::iequals(type, "text") && http::iequals(subtype, "event-stream")) return false;
     for (const std::string& p : patterns)
         if (matches(type, subtype, p)) return true;
     return false;

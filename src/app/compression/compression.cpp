@@ -54,7 +54,7 @@ enum class Eligibility : uint8_t {
 Eligibility eligibility(const Response& res, const CompressionOptions& o) {
     int status = res.status();
     if (status < 200 || status == 204 || status == 304) return Eligibility::NoBody;
-    if (res.file_range() || res.producer()) return Eligibility::NotInMemory;
+    if (res.file_range() || res.streamed()) return Eligibility::NotInMemory;
     // First of the field scans: most answers on a busy path (/hello) end here.
     if (res.body().size() < o.min_size) return Eligibility::TooSmall;
     if (status == 206 || !res.header("Content-Range").empty()) return Eligibility::Partial;

@@ -1,5 +1,7 @@
 #include "app/operations/metrics.hpp"
 
+#include <algorithm>
+
 namespace rivet::app {
 
 namespace {
@@ -65,6 +67,20 @@ void Metrics::count_handler_cancelled(unsigned loop) {
     bump(blocks_[loop]->handlers_cancelled);
 }
 
+void Metrics::count_event_stream_opened(unsigned loop) {
+    add(blocks_[std::min<size_t>(loop, blocks_.size() - 1)]->event_streams_opened);
+}
+
+void Metrics::count_event_stream_closed(unsigned loop, bool slow) {
+    Block& b = *blocks_[std::min<size_t>(loop, blocks_.size() - 1)];
+    add(b.event_streams_closed);
+    if (slow) add(b.event_streams_slow);
+}
+
+void Metrics::count_events_sent(unsigned loop, uint64_t events) {
+    add(blocks_[std::min<size_t>(loop, blocks_.size() - 1)]->events_sent, events);
+}
+
 Metrics::Totals Metrics::totals() const {
     Totals t;
     t.by_route.assign(routes_.size(), {});
@@ -82,6 +98,10 @@ Metrics::Totals Metrics::totals() const {
         t.pool_rejected += b->pool_rejected.load(std::memory_order_relaxed);
         t.handler_exceptions += b->handler_exceptions.load(std::memory_order_relaxed);
         t.handlers_cancelled += b->handlers_cancelled.load(std::memory_order_relaxed);
+        t.event_streams_opened += b->event_streams_opened.load(std::memory_order_relaxed);
+        t.event_streams_closed += b->event_streams_closed.load(std::memory_order_relaxed);
+        t.event_streams_slow += b->event_streams_slow.load(std::memory_order_relaxed);
+        t.events_sent += b->events_sent.load(std::memory_order_relaxed);
     }
     return t;
 }

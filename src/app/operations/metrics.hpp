@@ -40,6 +40,11 @@ public:
     void count_pool_rejected();
     void count_handler_exception(unsigned loop);  // loop past the last: from a worker
     void count_handler_cancelled(unsigned loop);  // on the loop: its client went away first
+    // Server-Sent Events (rivet::EventStream), from any thread (locked adds: they are rare
+    // next to requests, and an event's count is added once per batch the connection takes).
+    void count_event_stream_opened(unsigned loop);
+    void count_event_stream_closed(unsigned loop, bool slow);  // slow: past its hard bound
+    void count_events_sent(unsigned loop, uint64_t events);
 
     struct Totals {
         std::vector<std::array<uint64_t, kClasses>> by_route;  // [route][class]
@@ -50,6 +55,10 @@ public:
         uint64_t pool_rejected = 0;
         uint64_t handler_exceptions = 0;  // handlers that threw (answered 500)
         uint64_t handlers_cancelled = 0;  // waiting handlers whose client went away
+        uint64_t event_streams_opened = 0;
+        uint64_t event_streams_closed = 0;
+        uint64_t event_streams_slow = 0;  // closed because the client read too slowly
+        uint64_t events_sent = 0;
     };
     Totals totals() const;
     const std::vector<RouteLabel>& routes() const { return routes_; }
@@ -64,6 +73,10 @@ private:
         std::atomic<uint64_t> pool_rejected{0};
         std::atomic<uint64_t> handler_exceptions{0};
         std::atomic<uint64_t> handlers_cancelled{0};
+        std::atomic<uint64_t> event_streams_opened{0};
+        std::atomic<uint64_t> event_streams_closed{0};
+        std::atomic<uint64_t> event_streams_slow{0};
+        std::atomic<uint64_t> events_sent{0};
     };
     static size_t bucket_of(uint64_t micros);
     static size_t class_of(int status);

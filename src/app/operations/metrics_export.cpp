@@ -184,6 +184,20 @@ std::string prometheus_text(const Snapshot& s) {
          "went away.");
     line(out, "# TYPE rivet_handlers_cancelled_total counter");
     sample(out, "rivet_handlers_cancelled_total", t.handlers_cancelled);
+    line(out, "# HELP rivet_event_streams_open Server-Sent Event streams open now.");
+    line(out, "# TYPE rivet_event_streams_open gauge");
+    sample(out, "rivet_event_streams_open", t.event_streams_opened - t.event_streams_closed);
+    line(out, "# HELP rivet_event_streams_total Server-Sent Event streams opened.");
+    line(out, "# TYPE rivet_event_streams_total counter");
+    sample(out, "rivet_event_streams_total", t.event_streams_opened);
+    line(out, "# HELP rivet_events_sent_total Server-Sent Events handed to their connections.");
+    line(out, "# TYPE rivet_events_sent_total counter");
+    sample(out, "rivet_events_sent_total", t.events_sent);
+    line(out,
+         "# HELP rivet_event_streams_slow_closed_total Server-Sent Event streams closed because "
+         "their client read too slowly (past the hard bound of queued bytes).");
+    line(out, "# TYPE rivet_event_streams_slow_closed_total counter");
+    sample(out, "rivet_event_streams_slow_closed_total", t.event_streams_slow);
     line(out, "# HELP rivet_workers Worker pool threads.");
     line(out, "# TYPE rivet_workers gauge");
     sample(out, "rivet_workers", s.serving.workers);
@@ -249,6 +263,10 @@ std::string status_json(const Snapshot& s) {
     j["pool_rejected"] = t.pool_rejected;
     j["handler_exceptions"] = t.handler_exceptions;
     j["handlers_cancelled"] = t.handlers_cancelled;
+    j["event_streams"] = {{"open", t.event_streams_opened - t.event_streams_closed},
+                          {"total", t.event_streams_opened},
+                          {"events_sent", t.events_sent},
+                          {"slow_closed", t.event_streams_slow}};
     j["rate_limiting"] = s.rate_limiting;
     j["rate_limited"] = t.rate_limited;
     j["rate_limit_clients"] = s.rate_limit_clients;

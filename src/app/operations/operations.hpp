@@ -81,6 +81,7 @@ public:
     // A WebSocket session ended (on its loop): its access-log line.
     void websocket_closed(unsigned loop, const IpAddress& client, std::string_view path,
                           uint64_t micros, const WebSocketSummary& summary);
+    Metrics& metrics() { return metrics_; }
 
     uint32_t unrouted() const { return first_pseudo_; }  // 404/405/429 and OPTIONS *
 

@@ -104,12 +104,21 @@ OpenFile::~OpenFile() {
 Response& Response::file(FileRange range, std::string_view content_type) {
     body_.clear();
     producer_.reset();
+    waiting_.reset();
     file_ = std::move(range);
     return this->content_type(content_type);
 }
 
 Response& Response::stream(BodyProducer producer, std::string_view content_type) {
     producer_ = std::make_shared<BodyProducer>(std::move(producer));
+    waiting_.reset();
+    file_ = {};
+    return this->content_type(content_type);
+}
+
+Response& Response::stream(WaitingProducer producer, std::string_view content_type) {
+    waiting_ = std::make_shared<WaitingProducer>(std::move(producer));
+    producer_.reset();
     file_ = {};
     return this->content_type(content_type);
 }

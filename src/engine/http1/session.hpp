@@ -66,6 +66,7 @@ public:
     void complete(uint64_t sequence, Reply&& reply) override;
     bool admit_waiting_body() override;  // the body budget may have room (BodyWait)
     void kicked() override;              // a kick posted by this session: buffered input
+    void resume_stream(const StreamLink* link) override;  // the stream's waker (stream.hpp)
 
     // Responder: Exchange's answers, and the refusals of fail().
     Deferred answer(const http::RequestHead* head, const Answer& answer) override;
@@ -94,11 +95,19 @@ private:
     };
     // What is owed beyond the output buffer; allocated on first use.
     struct Pending {
+        ~Pending();  // a stream still open: its wakers learn the connection is gone
         std::deque<Slot> slots;
         uint64_t next_sequence = 1;
-        std::shared_ptr<BodyProducer> stream;  // the body being streamed now
-        FileBody file;                         // or the file being sent now
+        std::shared_ptr<StreamProducer> stream;  // the body being streamed now
+        StreamWaker waker;                       // its link, given to every call of it
+        FileBody file;                           // or the file being sent now
         bool stream_chunked = false;
+        // The producer said Waiting: it is not called, and nothing is asked of epoll for it,
+        // until its waker resumes it (or the drain ends it).
+        bool stream_waiting = false;
+        // While it waited the client sent bytes: not read before the stream ends, and no
+        // longer watched (level-triggered readiness would report them on every turn).
+        bool input_behind_stream = false;
         bool body_ends_connection = false;  // the stream or file is the connection's last answer
         SessionFactory then;                // Phase::Switching: who speaks next
     };
@@ -169,6 +178,11 @@ private:
     void release_ready_slots();
     void send_continue();
     void pump_stream();
+    void start_stream(std::shared_ptr<StreamProducer> producer);
+    void finish_stream();  // the last chunk; answers queued behind it may go
+    void drop_stream();    // the producer is released, its wakers closed
+    bool stream_waiting() const { return pending_ && pending_->stream && pending_->stream_waiting; }
+    void watch_peer_while_waiting();
     std::string& output();
     bool sending_body() const { return pending_ && (pending_->stream || pending_->file.owner); }
     // Answers still to send after what is in the output: queued slots, or a body in progress.

@@ -119,7 +119,7 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
     }
     if (streamed) {
         auto& p = pending();
-        p.stream = reply.stream;
+        start_stream(reply.stream);
         p.stream_chunked = framing.version_minor >= 1;
         p.body_ends_connection = !framing.keep_alive;
     } else if (reply.head.body_kind == Body::Sized && has_body && reply.file.length > 0) {
@@ -246,22 +246,86 @@ void Http1Session::send_continue() {
     output().append(kContinue);
 }
 
-// Pulls streamed body pieces until the output is comfortably full or the stream ends.
+// Pulls streamed body pieces until the output is comfortably full, the producer waits or the
+// stream ends.
 void Http1Session::pump_stream() {
     auto& p = *pending_;
+    p.stream_waiting = false;
     while (p.stream && output().size() < 256 * 1024) {
         std::string piece;
-        bool more = (*p.stream)(piece);
+        const Produced made = (*p.stream)(piece, p.waker);
         if (p.stream_chunked)
             http::append_chunk(output(), piece);
         else
             output().append(piece);
-        if (more) continue;
-        if (p.stream_chunked) http::append_last_chunk(output());
-        p.stream.reset();
-        if (p.body_ends_connection) end_reading();
-        release_ready_slots();
+        if (made == Produced::More) continue;
+        // Waiting during a drain ends the stream: nothing else is owed on this connection,
+        // and it must not hold the drain (its client sees the end of the body).
+        if (made == Produced::Waiting && !owner_.draining()) {
+            // A wake that raced with the producer's answer: it may have something now.
+            if (p.waker.link()->woken.exchange(false, std::memory_order_acq_rel)) continue;
+            p.stream_waiting = true;
+            return;
+        }
+        finish_stream();
     }
+}
+
+void Http1Session::start_stream(std::shared_ptr<StreamProducer> producer) {
+    auto& p = pending();
+    p.stream = std::move(producer);
+    p.waker = StreamWaker(std::make_shared<StreamLink>());
+    open_link(*p.waker.link(), owner_, conn_.fd(), conn_.id());
+    p.stream_waiting = false;
+    p.input_behind_stream = false;
+}
+
+void Http1Session::finish_stream() {
+    auto& p = *pending_;
+    if (p.stream_chunked) http::append_last_chunk(output());
+    drop_stream();
+    if (p.body_ends_connection) end_reading();
+    release_ready_slots();
+}
+
+void Http1Session::drop_stream() {
+    auto& p = *pending_;
+    if (p.waker.link()) close_link(*p.waker.link());
+    p.waker = {};
+    p.stream_waiting = false;
+    p.input_behind_stream = false;
+    // Last: the producer's destructor may be the stream's owner learning that it ended.
+    std::shared_ptr<StreamProducer> gone = std::move(p.stream);
+}
+
+Http1Session::Pending::~Pending() {
+    if (waker.link()) close_link(*waker.link());
+}
+
+// A waker resumed the stream: pump it again, unless it is pumping already (it then sees the
+// wake when it next says Waiting) or it is not this session's current stream.
+void Http1Session::resume_stream(const StreamLink* link) {
+    if (phase_ == Phase::Closed || !pending_ || !pending_->stream ||
+        pending_->waker.link().get() != link)
+        return;
+    if (link->aborted.load(std::memory_order_acquire)) return close_now();
+    if (!pending_->stream_waiting) return;
+    pending_->waker.link()->woken.store(false, std::memory_order_release);
+    pending_->stream_waiting = false;
+    flush();
+}
+
+// A stream waits and its connection reads nothing: the one thing watched is the client leaving.
+void Http1Session::watch_peer_while_waiting() {
+    if (conn_.transport().unread_in_socket() == 0) {
+        // Readable with nothing to read: the client's FIN (a reset is a hang-up). Nothing it
+        // could be sent will be read: end the stream now, not at the next piece's failed write.
+        peer_eof_ = true;
+        return close_now();
+    }
+    // A request behind the stream: it waits in the socket until the stream ends.
+    pending_->input_behind_stream = true;
+    update_interest();
 }
 
 }  // namespace rivet::engine

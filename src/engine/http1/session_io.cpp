@@ -60,6 +60,12 @@ void Http1Session::flush() {
             continue;
         }
         if (!pending_ || !pending_->stream) break;
+        if (pending_->stream_waiting) {
+            // Draining, and the output the stream waited behind has left: it ends now.
+            if (!owner_.draining()) break;
+            finish_stream();
+            continue;
+        }
         // A producer slower than its reader never fills the socket: without this cap the
         // loop would pump it forever and serve no other connection.
         if (body_pieces_this_flush_++ >= kBodyPiecesPerFlush) break;
@@ -131,7 +137,9 @@ void Http1Session::update_interest() {
         want |= net::kReadable;
     // A streamed body is read only while its handler asks and nothing is buffered.
     if (phase_ == Phase::Stream && upload_->waiting && in_.empty()) want |= net::kReadable;
-    if (unsent() || sending_body()) want |= net::kWritable;
+    if (unsent() || (sending_body() && !stream_waiting())) want |= net::kWritable;
+    // A waiting stream: only the client's leaving is watched (watch_peer_while_waiting).
+    if (stream_waiting() && !unsent() && !pending_->input_behind_stream) want |= net::kReadable;
     conn_.set_interest(want);
 }
 
@@ -139,7 +147,10 @@ void Http1Session::arm_timer() {
     const auto& cfg = owner_.config().timeouts;
     uint64_t now = owner_.loop().now_ms();
     if (phase_ == Phase::Lingering) return conn_.schedule(cfg.linger_ms);
-    if (unsent() || sending_body()) {
+    // A waiting stream with all sent is timed by nothing (owes(), below) but the drain, which
+    // ends it: like a long-lived proxied stream in nginx, it is open as long as its producer
+    // wants. A client that does not read what it was sent is timed as any other.
+    if (unsent() || (sending_body() && !stream_waiting())) {
         // Counted from the last write that moved bytes: input from a client that never reads
         // must not keep the connection (and its unsent output) alive.
         uint64_t deadline = conn_.transport().write_progress_ms + cfg.write_ms;
@@ -209,6 +220,13 @@ void Http1Session::close_when_idle() {
     // (with "Connection: close"), bounded by the header and drain timeouts. Otherwise
     // framing_for() now answers "Connection: close" and the connection ends after the
     // responses it owes.
+    // A stream that waits with everything sent owes nothing but itself: it ends now (its last
+    // chunk), and the connection after it. One that is sending ends when it next waits.
+    if (stream_waiting() && !unsent()) {
+        finish_stream();
+        end_reading();
+        return flush();
+    }
     if (!idle() || served_ == 0) return;
     // Idle to us, but a request may wait in the socket, unread because it arrived while the
     // loop was busy: closing now would answer it with a RST. Read it as any read would; it is

@@ -41,7 +41,8 @@ bool Http1Session::idle() const {
 void Http1Session::on_closed() {
     phase_ = Phase::Closed;
     drop_upload("the connection closed");
-    body_.reset();  // gives back its share of the body budget now
+    body_.reset();                                    // gives back its share of the body budget now
+    if (pending_ && pending_->stream) drop_stream();  // its wakers and owner learn it now
     cancel_deferred();
 }
 
@@ -63,6 +64,8 @@ void Http1Session::BodyInProgress::rebase(const char* from, size_t len, const ch
 
 void Http1Session::on_readable() {
     if (phase_ == Phase::Lingering) return drop_input();
+    if (stream_waiting() && (phase_ == Phase::Paused || phase_ == Phase::Closing))
+        return watch_peer_while_waiting();
     if (phase_ == Phase::Stream && (!upload_->waiting || !in_.empty())) {
         // Nobody asks for the body (the socket waits), or a piece is still buffered.
         return kicked();

@@ -60,6 +60,15 @@ public:
         }
         return got_;
     }
+    // One read of whatever arrives within 5 s (false: EOF or nothing); for responses whose
+    // length is not known (streams).
+    bool read_some() {
+        char buf[65536];
+        ssize_t r = recv(fd_, buf, sizeof buf, 0);
+        if (r <= 0) return false;
+        got_.append(buf, size_t(r));
+        return true;
+    }
     // True when the server closed the connection within 5 s (bytes read meanwhile are kept).
     bool wait_eof() {
         char buf[4096];

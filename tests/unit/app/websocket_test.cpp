@@ -60,6 +60,9 @@ protected:
         b.on_message = [](WebSocket& ws, std::string_view m, MessageKind k) { ws.send(m, k); };
         return b;
     }
+    // What the loop's callbacks tell the test: members, so that a connection closed as a test
+    // ends (its client goes out of scope) still finds them until TearDown stops the app.
+    Signal signals_[3];
     rivet::App app_;
     uint16_t port_ = 0;
 };
@@ -153,7 +156,7 @@ TEST_F(WebSocketTest, SubprotocolAndOrigins) {
 }
 
 TEST_F(WebSocketTest, CloseHandshakeEchoesTheCodeAndTellsOnClose) {
-    Signal closed;
+    Signal& closed = signals_[0];
     auto b = echo();
     b.on_close = [&](WebSocket&, uint16_t code, std::string_view reason) {
         closed.bump(code, reason);
@@ -226,7 +229,7 @@ TEST_F(WebSocketTest, PingIsAnsweredWithItsPayload) {
 TEST_F(WebSocketTest, HandlesSendFromAnotherThread) {
     std::mutex m;
     std::vector<rivet::WebSocketHandle> handles;
-    Signal opened;
+    Signal& opened = signals_[0];
     auto b = echo();
     b.on_open = [&](WebSocket& ws) {
         {
@@ -261,7 +264,7 @@ TEST_F(WebSocketTest, HandlesSendFromAnotherThread) {
 }
 
 TEST_F(WebSocketTest, PublishFromAWorkerReachesSubscribersOnEveryLoop) {
-    Signal subscribed;
+    Signal& subscribed = signals_[0];
     WebSocketBehavior b;
     b.on_open = [&](WebSocket& ws) {
         ws.subscribe("news");
@@ -291,7 +294,8 @@ TEST_F(WebSocketTest, PublishFromAWorkerReachesSubscribersOnEveryLoop) {
 // A client that never reads: sends pile up past the high-water mark (Backpressure), then past
 // the limit, where the server cuts it off and counts it; another client is served meanwhile.
 TEST_F(WebSocketTest, SlowReaderIsClosedAtTheSendLimit) {
-    Signal backpressure, closed;
+    Signal& backpressure = signals_[0];
+    Signal& closed = signals_[1];
     auto b = echo();
     b.options.send_high_water = 64 * 1024;
     b.options.send_limit = 1 << 20;
@@ -332,7 +336,7 @@ TEST_F(WebSocketTest, SlowReaderIsClosedAtTheSendLimit) {
 }
 
 TEST_F(WebSocketTest, DrainEventAfterBackpressure) {
-    Signal drained;
+    Signal& drained = signals_[0];
     auto b = echo();
     b.options.send_high_water = 64 * 1024;
     b.on_message = [](WebSocket& ws, std::string_view, MessageKind) {
