@@ -27,6 +27,7 @@ declare -A need=(
   [lighttpd]=/usr/sbin/lighttpd
   [lighttpd-modules-lua]=/usr/lib/lighttpd/mod_magnet.so
   [libcpp-httplib-dev]=/usr/include/httplib.h
+  [libboost-dev]=/usr/include/boost/beast.hpp
   [procps]=/usr/bin/ps
   [util-linux]=/usr/bin/taskset
   [chromium]=/usr/bin/chromium
