@@ -96,13 +96,14 @@ int run_subscribe(const Options& o) {
         fan.send_probe();
         l.run_until([&] { return fan.probed == o.connections; }, now_ns() + 1000000000ull);
     }
-    const double cpu0 = proc_cpu_s(o.server_pid);
+    const double cpu0 = proc_cpu_s(o.server_pid), self0 = self_cpu_s();
     const uint64_t t0 = now_ns();
     if (fan.probed == o.connections) {
         fan.pump();
         l.run_until([&] { return fan.all_delivered(); }, t0 + uint64_t(o.duration_s * 1e9));
     }
     const double cpu = o.server_pid > 0 ? proc_cpu_s(o.server_pid) - cpu0 : -1;
+    const double self = self_cpu_s() - self0;
     const double span_s = fan.deliveries ? double(fan.last_delivery_ns - t0) / 1e9 : 0;
     const uint64_t expected = uint64_t(o.messages) * o.connections;
     const size_t opened = l.open_count();
@@ -112,12 +113,13 @@ int run_subscribe(const Options& o) {
         "{\"mode\": \"subscribe\", \"connections\": %zu, \"open\": %zu, \"subscribed\": %zu, "
         "\"messages\": %zu, \"size\": %zu, \"deliveries\": %llu, \"expected\": %llu, "
         "\"duration_s\": %.3f, \"deliveries_per_s\": %.1f, \"latency_us\": %s, \"errors\": %s, "
-        "\"server_cpu_s\": %.3f, \"cpu_us_per_delivery\": %s}\n",
+        "\"server_cpu_s\": %.3f, \"cpu_us_per_delivery\": %s, \"client_cpu_s\": %.3f}\n",
         o.connections, opened, fan.probed, o.messages, o.size, (unsigned long long)fan.deliveries,
         (unsigned long long)expected, span_s, span_s > 0 ? double(fan.deliveries) / span_s : 0.0,
         lat.c_str(), errors_json(l.errors).c_str(), cpu,
         (cpu >= 0 && fan.deliveries) ? std::to_string(cpu * 1e6 / double(fan.deliveries)).c_str()
-                                     : "null");
+                                     : "null",
+        self);
     std::fprintf(stderr, "ws_load: %zu subscribers, %llu of %llu deliveries, %.0f per second\n",
                  fan.probed, (unsigned long long)fan.deliveries, (unsigned long long)expected,
                  span_s > 0 ? double(fan.deliveries) / span_s : 0.0);
