@@ -79,19 +79,29 @@ def test_report_rivet_against_the_best_peer_and_the_goals():
 class PythonServer:
     """A websockets echo server on its own thread; `mangle` changes what it sends back."""
 
-    def __init__(self, mangle=None):
+    def __init__(self, mangle=None, chat=False):
         self.mangle = mangle or (lambda m: m)
+        self.chat = chat  # every message goes to every client, as rivet's /ws/chat
         self.ready = threading.Event()
         self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
         self.thread.start()
         assert self.ready.wait(30), "the websockets server did not start"
 
     async def _main(self):
-        from websockets.asyncio.server import serve
+        from websockets.asyncio.server import broadcast, serve
+
+        clients = set()
 
         async def echo(ws):
-            async for msg in ws:
-                await ws.send(self.mangle(msg))
+            clients.add(ws)
+            try:
+                async for msg in ws:
+                    if self.chat:
+                        broadcast(clients, f"{{\"chat\": \"{msg}\"}}")  # wrapped, as a chat might
+                    else:
+                        await ws.send(self.mangle(msg))
+            finally:
+                clients.discard(ws)
 
         self.stop = asyncio.Event()
         async with serve(echo, "127.0.0.1", 0, compression="deflate") as server:
@@ -153,3 +163,26 @@ def test_a_short_echo_is_caught(ws_load_bin):
     finally:
         srv.close()
     assert rc != 0 and res["errors"]["verify"] == res["messages_total"] > 0
+
+
+def test_subscribe_counts_every_delivery(ws_load_bin):
+    srv = PythonServer(chat=True)
+    try:
+        rc, res = run_load(ws_load_bin, srv.port, "--mode", "subscribe", "-c", "5", "--messages",
+                           "40", "--window", "4", "--duration", "30")
+    finally:
+        srv.close()
+    assert rc == 0 and res["errors_total"] == 0, res
+    assert res["open"] == 6 and res["subscribed"] == 5
+    assert res["deliveries"] == res["expected"] == 200 and res["deliveries_per_s"] > 0
+
+
+def test_idle_counts_bytes_per_connection(ws_load_bin):
+    srv = PythonServer()
+    try:
+        rc, res = run_load(ws_load_bin, srv.port, "--mode", "idle", "-c", "50")
+    finally:
+        srv.close()
+    assert rc == 0 and res["open"] == res["echoed"] == 50
+    # The server is this process: its RSS grew by something for 50 connections.
+    assert res["rss_before_kib"] > 0 and res["bytes_per_connection"] is not None

@@ -18,6 +18,8 @@ and closing are not in it). Scenarios:
                                             Beast; the client sends uncompressed)
     ws_idle_cMANY                           bytes of server RSS per idle connection (one echo
                                             each, after a warm-up of 200)
+    ws_idle_c1000_deflate                   the same with permessage-deflate negotiated (the
+                                            compressor's state; 1,000 connections)
     ws_publish_cMANY                        rivet's /ws/chat: one publisher, 10,000 subscribers,
                                             deliveries per second
 Runs are interleaved (rivet, beast, rust, rivet, ...). Raw results go to
@@ -58,6 +60,7 @@ SCENARIOS = {
     "ws_echo_16k_cMANY": {"kind": "echo", "size": 16384, "connections": "many"},
     "ws_echo_16k_c100_deflate": {"kind": "echo", "size": 16384, "connections": 100, "deflate": True},
     "ws_idle_cMANY": {"kind": "idle", "connections": "many"},
+    "ws_idle_c1000_deflate": {"kind": "idle", "connections": 1000, "deflate": True},
     "ws_publish_cMANY": {"kind": "publish", "connections": "many"},
 }
 UNSUPPORTED = {
@@ -164,6 +167,7 @@ def ws_load(fleet: Fleet, port: int, pid: int, sc: dict, many: int, seconds: flo
                 "--messages", str(3 if check else fleet.args.messages), "--duration", "60"]
     elif sc["kind"] == "idle" and not check:
         cmd += ["--mode", "idle", "--path", "/ws/echo", "-c", str(n)]
+        cmd += ["--deflate"] if sc.get("deflate") else []
     else:
         cmd += ["--path", "/ws/echo", "-c", str(1 if check else n), "--size",
                 str(sc.get("size", 32)), "--duration", str(0.2 if check else seconds)]
