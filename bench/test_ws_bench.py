@@ -79,9 +79,10 @@ def test_report_rivet_against_the_best_peer_and_the_goals():
 class PythonServer:
     """A websockets echo server on its own thread; `mangle` changes what it sends back."""
 
-    def __init__(self, mangle=None, chat=False):
+    def __init__(self, mangle=None, chat=False, fragment=False):
         self.mangle = mangle or (lambda m: m)
         self.chat = chat  # every message goes to every client, as rivet's /ws/chat
+        self.fragment = fragment  # each echo in two frames, split inside the stamp
         self.ready = threading.Event()
         self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
         self.thread.start()
@@ -98,6 +99,8 @@ class PythonServer:
                 async for msg in ws:
                     if self.chat:
                         broadcast(clients, f"{{\"chat\": \"{msg}\"}}")  # wrapped, as a chat might
+                    elif self.fragment:
+                        await ws.send([msg[:5], msg[5:]])
                     else:
                         await ws.send(self.mangle(msg))
             finally:
@@ -143,6 +146,17 @@ def test_echoes_check_out_against_python_websockets(ws_load_bin, size, deflate):
     assert res["deflate_negotiated"] == (4 if deflate else 0)
     assert res["verified_whole"] >= 4  # each connection's first echo is compared whole
     assert res["cpu_us_per_message"] is not None  # the server's CPU: this process's
+
+
+def test_fragmented_echoes_and_a_pipeline_check_out(ws_load_bin):
+    srv = PythonServer(fragment=True)
+    try:
+        rc, res = run_load(ws_load_bin, srv.port, "-c", "3", "--depth", "4", "--size", "300",
+                           "--duration", "0.5")
+    finally:
+        srv.close()
+    assert rc == 0 and res["errors_total"] == 0, res
+    assert res["depth"] == 4 and res["messages_total"] >= 12
 
 
 def test_a_wrong_echo_is_caught(ws_load_bin):
