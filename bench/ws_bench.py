@@ -82,7 +82,7 @@ def build_ws_load(cache: Path) -> tuple[Path | None, str]:
     if out.exists():
         return out, ""
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = ["g++", "-O2", "-std=c++20", "-Wall", "-Wextra", "-o", str(out.with_suffix(".tmp")),
+    cmd = ["g++", "-O2", "-std=c++20", "-Wall", "-Wextra", "-Werror=format", "-o", str(out.with_suffix(".tmp")),
            *[str(p) for p in srcs if p.suffix == ".cpp"], "-lcrypto", "-lz"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -271,7 +271,7 @@ def main() -> None:
         {"command": command, "versions": fleet.versions, "runs": runs,
          "skipped": [{"server": k[0], "scenario": k[1], "why": v} for k, v in skipped.items()]},
         indent=1))
-    print(report(runs, skipped, command, fleet.versions))
+    print(report(runs, skipped, command, {k: v for k, v in fleet.versions.items() if k in servers}))
     if any("error" in r for r in runs):
         sys.exit(1)
 

@@ -104,6 +104,11 @@ def report(runs: list[dict], skipped: dict, command: str, versions: dict) -> str
                 lines.append(f"| {sc} | {LABEL[name]} | {_spread(rate, ',.0f')} | "
                              f"{_spread(cpu, '.3f')} | {_lat(rs, 'p50'):.2f} / {_lat(rs, 'p99'):.2f} "
                              f"| {got:,} ({want:,}) |")
+    share = stats.spread([r["client_cpu_s"] / r["duration_s"] for r in runs
+                          if "error" not in r and r.get("client_cpu_s") and r.get("duration_s")])
+    if share:
+        lines += ["", f"The load generator used {share['median']:.0%} of its core (median over the "
+                  f"echo runs; {share['min']:.0%}–{share['max']:.0%})."]
     noise = stats.median_runs([r for r in runs if "error" not in r], "noise_cores")
     if noise:
         lines += ["", f"Machine noise (other processes on the two bench cores, in cores): median "

@@ -26,7 +26,11 @@ public:
     void on_message(Conn& c, const Message& m) override {
         if (c.index == publisher()) return;  // its own messages, where the route echoes them
         uint32_t seq = 0;
-        if (!find_stamp(m.body, seq) || seq > o_.messages) {
+        if (!find_stamp(m.body, seq)) {
+            ++unstamped;  // the route's own messages (a greeting, a presence notice): not ours
+            return;
+        }
+        if (seq > o_.messages) {
             ++loop_->errors.verify;
             return;
         }
@@ -67,6 +71,7 @@ public:
     size_t subscribers() const { return o_.connections; }
 
     uint64_t deliveries = 0;
+    uint64_t unstamped = 0;
     uint64_t last_delivery_ns = 0;
     size_t probed = 0;
     std::vector<uint64_t> latencies;
@@ -112,11 +117,13 @@ int run_subscribe(const Options& o) {
     std::printf(
         "{\"mode\": \"subscribe\", \"connections\": %zu, \"open\": %zu, \"subscribed\": %zu, "
         "\"messages\": %zu, \"size\": %zu, \"deliveries\": %llu, \"expected\": %llu, "
-        "\"duration_s\": %.3f, \"deliveries_per_s\": %.1f, \"latency_us\": %s, \"errors\": %s, "
+        "\"unstamped\": %llu, \"duration_s\": %.3f, \"deliveries_per_s\": %.1f, \"latency_us\": "
+        "%s, \"errors\": %s, "
         "\"server_cpu_s\": %.3f, \"cpu_us_per_delivery\": %s, \"client_cpu_s\": %.3f}\n",
         o.connections, opened, fan.probed, o.messages, o.size, (unsigned long long)fan.deliveries,
-        (unsigned long long)expected, span_s, span_s > 0 ? double(fan.deliveries) / span_s : 0.0,
-        lat.c_str(), errors_json(l.errors).c_str(), cpu,
+        (unsigned long long)expected, (unsigned long long)fan.unstamped, span_s,
+        span_s > 0 ? double(fan.deliveries) / span_s : 0.0, lat.c_str(),
+        errors_json(l.errors).c_str(), cpu,
         (cpu >= 0 && fan.deliveries) ? std::to_string(cpu * 1e6 / double(fan.deliveries)).c_str()
                                      : "null",
         self);
