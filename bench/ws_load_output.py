@@ -8,7 +8,8 @@ import json
 
 REQUIRED = {
     "echo": ("connections", "open", "messages", "messages_total", "messages_per_s", "latency_us",
-             "errors", "server_cpu_s", "cpu_us_per_message", "client_cpu_s", "verified_whole"),
+             "errors", "server_cpu_s", "cpu_us_per_message", "user_us_per_message", "client_cpu_s",
+             "verified_whole"),
     "idle": ("connections", "open", "echoed", "rss_before_kib", "rss_after_kib",
              "bytes_per_connection", "errors"),
     "subscribe": ("connections", "open", "subscribed", "deliveries", "expected",

@@ -42,13 +42,13 @@ def _lat(rs: list[dict], q: str) -> float | None:
 def report(runs: list[dict], skipped: dict, command: str, versions: dict) -> str:
     by = _by(runs)
     lines = [f"WebSocket, per core (`{command}`):", "",
-             "| scenario | server | messages/s | server CPU µs/message | latency p50 / p99 (ms) "
-             "| errors | ÷ best peer (CPU/message) |", "|---|---|---|---|---|---|---|"]
+             "| scenario | server | messages/s | server CPU µs/message | of which user | latency "
+             "p50 / p99 (ms) | errors | ÷ best peer (CPU/message) |", "|---|---|---|---|---|---|---|---|"]
     for sc in _scenarios(runs, skipped, "ws_echo_"):
         cpu_med = {}
         for name in SERVER_ORDER:
             if (name, sc) in skipped:
-                lines.append(f"| {sc} | {LABEL[name]} | n/a | {skipped[(name, sc)]} | | | |")
+                lines.append(f"| {sc} | {LABEL[name]} | n/a | {skipped[(name, sc)]} | | | | |")
                 continue
             rs = by.get(sc, {}).get(name)
             if not rs:
@@ -59,14 +59,15 @@ def report(runs: list[dict], skipped: dict, command: str, versions: dict) -> str
             p50, p99 = _lat(rs, "p50"), _lat(rs, "p99")
             lat = f"{p50:.2f} / {p99:.2f}" if p50 is not None and p99 is not None else "n/a"
             errs = sum(r["errors_total"] for r in rs)
+            user = stats.median_runs(rs, "user_us_per_message")  # the server's own code
             lines.append(f"| {sc} | {LABEL[name]} | {_spread(rate, ',.0f')} | {_spread(cpu, '.2f')} "
-                         f"| {lat} | {errs} | |")
+                         f"| {_spread(user, '.2f')} | {lat} | {errs} | |")
         peers = {k: v for k, v in cpu_med.items() if k != "rivet" and v}
         if cpu_med.get("rivet") and peers:
             best = min(peers, key=peers.get)
             ratio = stats.ratio(cpu_med["rivet"], peers[best])
             verdict = "goal met" if ratio <= CPU_GOAL else "goal not met"
-            lines.append(f"| {sc} | rivet ÷ {LABEL[best]} | | | | | **{ratio:.2f}** "
+            lines.append(f"| {sc} | rivet ÷ {LABEL[best]} | | | | | | **{ratio:.2f}** "
                          f"(goal ≤ {CPU_GOAL}: {verdict}) |")
     idle = _scenarios(runs, skipped, "ws_idle_")
     if idle:

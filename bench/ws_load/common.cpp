@@ -64,7 +64,8 @@ void send_stamped(Loop& loop, Conn& c, uint32_t seq, size_t payload_size) {
     loop.send(c, c.frame);
 }
 
-double proc_cpu_s(int pid) {
+double proc_cpu_s(int pid, double* user_s) {
+    if (user_s) *user_s = -1;
     if (pid <= 0) return -1;
     std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
     std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -77,7 +78,9 @@ double proc_cpu_s(int pid) {
         if (i == 11) utime = std::stoull(field);
         if (i == 12) stime = std::stoull(field);
     }
-    return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+    const double tck = double(sysconf(_SC_CLK_TCK));
+    if (user_s) *user_s = double(utime) / tck;
+    return double(utime + stime) / tck;
 }
 
 long proc_rss_kib(int pid) {

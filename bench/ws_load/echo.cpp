@@ -116,7 +116,8 @@ int run_echo(const Options& o) {
     size_t deflated = 0;
     for (size_t i = 0; i < l.size(); ++i) deflated += l.conn(i).deflate ? 1 : 0;
 
-    const double cpu0 = proc_cpu_s(o.server_pid), self0 = self_cpu_s();
+    double user0 = 0, user1 = 0;
+    const double cpu0 = proc_cpu_s(o.server_pid, &user0), self0 = self_cpu_s();
     const uint64_t t0 = now_ns();
     const uint64_t end = t0 + uint64_t(o.duration_s * 1e9);
     echo.start(end);
@@ -126,7 +127,7 @@ int run_echo(const Options& o) {
     echo.sending = false;
     l.run_until([&] { return echo.in_flight() == 0; }, now_ns() + 10000000000ull);
     const double window_s = double(end - t0) / 1e9;
-    const double cpu = o.server_pid > 0 ? proc_cpu_s(o.server_pid) - cpu0 : -1;
+    const double cpu = o.server_pid > 0 ? proc_cpu_s(o.server_pid, &user1) - cpu0 : -1;
     const double self = self_cpu_s() - self0;
     const size_t opened = l.open_count();
     l.close_all();
@@ -137,12 +138,16 @@ int run_echo(const Options& o) {
         "\"size\": %zu, \"depth\": %zu, \"binary\": %s, \"duration_s\": %.3f, \"messages\": %llu, "
         "\"messages_total\": %llu, \"messages_per_s\": %.1f, \"verified_whole\": %llu, "
         "\"latency_us\": %s, \"errors\": %s, \"server_cpu_s\": %.3f, \"cpu_us_per_message\": %s, "
-        "\"client_cpu_s\": %.3f}\n",
+        "\"server_user_s\": %.3f, \"user_us_per_message\": %s, \"client_cpu_s\": %.3f}\n",
         o.connections, opened, deflated, o.size, o.depth, o.binary ? "true" : "false", window_s,
         (unsigned long long)echo.in_window, (unsigned long long)echo.total,
         double(echo.in_window) / window_s, (unsigned long long)echo.whole, lat.c_str(),
         errors_json(l.errors).c_str(), cpu,
         (cpu >= 0 && echo.total) ? std::to_string(cpu * 1e6 / double(echo.total)).c_str() : "null",
+        cpu >= 0 ? user1 - user0 : -1.0,
+        (cpu >= 0 && echo.total)
+            ? std::to_string((user1 - user0) * 1e6 / double(echo.total)).c_str()
+            : "null",
         self);
     char line[256];
     std::snprintf(line, sizeof line,

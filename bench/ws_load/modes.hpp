@@ -41,8 +41,9 @@ void prepare_frame(Conn& c, const std::string& payload, bool binary);
 // Stamps c's frame with seq (re-masking only the stamp) and sends it.
 void send_stamped(Loop& loop, Conn& c, uint32_t seq, size_t payload_size);
 
-// utime+stime of a process in seconds (-1 without one); VmRSS in KiB.
-double proc_cpu_s(int pid);
+// utime+stime of a process in seconds (-1 without one), and utime alone into *user_s (the
+// server's own code, against the kernel's share); VmRSS in KiB.
+double proc_cpu_s(int pid, double* user_s = nullptr);
 long proc_rss_kib(int pid);
 double self_cpu_s();
 
