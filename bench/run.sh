@@ -8,6 +8,14 @@
 #   bash bench/run.sh --models   `make bench-models`: concurrency models under CPU-heavy load
 #   bash bench/run.sh --tls      rivet against nginx over TLS, per core (bench/tls_bench.py): the
 #                                same certificate, OpenSSL and resumption; prints a table
+#   bash bench/run.sh --websocket   WebSocket, per core (bench/ws_bench.py): rivet against
+#                                Boost.Beast and Rust's fastwebsockets with our own load generator
+#                                (bench/ws_load): echo of 32 B and 16 KiB messages over 100 and
+#                                10,000 connections, permessage-deflate, bytes per idle
+#                                connection, publish to 10,000 subscribers; prints a table
+#                                (~10 min with --reps 3 --duration 3); with --smoke: every
+#                                scenario once over 200 connections (~1 min), peers not built
+#                                skipped with the reason
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
 #                                and produced a row; figures not asserted; docs untouched.
 #                                Uses oha only if bench/tools.sh already built it.
@@ -43,6 +51,7 @@ for a in "$@"; do
   case "$a" in
     --models) script=bench/models.py ;;
     --tls) script=bench/tls_bench.py; tools_args=(--no-build) ;;
+    --websocket) script=bench/ws_bench.py; tools_args=(--no-build) ;;
     --smoke) tools_args=(--no-build) ;;
     --engine) engine=1; tools_args=(--no-build) ;;
   esac

@@ -27,6 +27,7 @@ declare -A need=(
   [lighttpd]=/usr/sbin/lighttpd
   [lighttpd-modules-lua]=/usr/lib/lighttpd/mod_magnet.so
   [libcpp-httplib-dev]=/usr/include/httplib.h
+  [libboost-dev]=/usr/include/boost/beast.hpp
   [procps]=/usr/bin/ps
   [util-linux]=/usr/bin/taskset
   [chromium]=/usr/bin/chromium
@@ -61,8 +62,10 @@ fi
 
 # Python modules of the tests, from PyPI: pytest; prometheus_client (the /metrics tests read the
 # exposition with Prometheus' own parser); brotli and zstandard (the compression tests decode
-# with the reference libraries' bindings; gzip is in the standard library).
-for module in pytest prometheus_client brotli zstandard; do
+# with the reference libraries' bindings; gzip is in the standard library); websockets (the
+# WebSocket load generator's own test, bench/test_ws_bench.py, checks it against an independent
+# server).
+for module in pytest prometheus_client brotli zstandard websockets; do
   if ! python3 -c "import $module" >/dev/null 2>&1; then
     echo "setup: installing $module"
     python3 -m pip install -q "$module"
