@@ -4,7 +4,9 @@
 
 namespace rivet::app {
 
-Topics::Topics(unsigned loops, Post post) : loops_(loops), post_(std::move(post)) {}
+Topics::Topics(unsigned loops, Post post) : loops_(loops), post_(std::move(post)) {
+    for (unsigned i = 0; i < loops; ++i) inboxes_.push_back(std::make_unique<Inbox>());
+}
 
 void Topics::subscribe(unsigned loop, std::string_view topic, detail::WebSocketCore* ws) {
     auto& by_topic = loops_.at(loop);
@@ -29,20 +31,46 @@ size_t Topics::subscribers(unsigned loop, std::string_view topic) const {
 
 void Topics::publish(std::string_view topic,
                      std::shared_ptr<const engine::PreparedMessage> message) {
-    auto name = std::make_shared<const std::string>(topic);
-    for (unsigned i = 0; i < loops_.size(); ++i)
-        post_(i, [this, i, name, message] { deliver(i, *name, *message); });
+    for (unsigned i = 0; i < loops_.size(); ++i) {
+        Inbox& inbox = *inboxes_[i];
+        bool first;
+        {
+            std::lock_guard lock(inbox.mutex);
+            first = inbox.messages.empty();
+            inbox.messages.emplace_back(topic, message);
+        }
+        if (first) post_(i, [this, i] { deliver(i); });  // later ones ride on this task
+    }
 }
 
-void Topics::deliver(unsigned loop, const std::string& topic,
-                     const engine::PreparedMessage& message) {
+void Topics::deliver(unsigned loop) {
+    std::vector<std::pair<std::string, Message>> messages;
+    {
+        std::lock_guard lock(inboxes_[loop]->mutex);
+        messages.swap(inboxes_[loop]->messages);
+    }
     auto& by_topic = loops_[loop];
-    auto it = by_topic.find(topic);
-    if (it == by_topic.end()) return;
-    // A send may close a subscriber (too slow), which unsubscribes it: walk a copy.
-    std::vector<detail::WebSocketCore*> targets(it->second.begin(), it->second.end());
-    for (auto* ws : targets)
-        if (ws->session) ws->session->send(message);
+    std::vector<detail::WebSocketCore*> batched;  // subscribers holding output to write
+    std::vector<detail::WebSocketCore*> targets;
+    for (auto& [topic, message] : messages) {
+        auto it = by_topic.find(topic);
+        if (it == by_topic.end()) continue;
+        // A send may close a subscriber (too slow), which unsubscribes it: walk a copy.
+        targets.assign(it->second.begin(), it->second.end());
+        for (auto* ws : targets) {
+            if (!ws->session) continue;
+            if (!ws->batched) {
+                ws->batched = true;
+                ws->session->begin_batch();
+                batched.push_back(ws);
+            }
+            ws->session->send(*message);
+        }
+    }
+    for (auto* ws : batched) {
+        ws->batched = false;
+        if (ws->session) ws->session->end_batch();
+    }
 }
 
 }  // namespace rivet::app

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,7 +37,14 @@ public:
     size_t subscribers(unsigned loop, std::string_view topic) const;
 
 private:
-    void deliver(unsigned loop, const std::string& topic, const engine::PreparedMessage& message);
+    using Message = std::shared_ptr<const engine::PreparedMessage>;
+    // Published messages waiting for one loop's task: a burst is delivered by one task, and
+    // each subscriber's share of it leaves in one write.
+    struct Inbox {
+        std::mutex mutex;
+        std::vector<std::pair<std::string, Message>> messages;
+    };
+    void deliver(unsigned loop);
 
     struct Hash {
         using is_transparent = void;
@@ -45,6 +53,7 @@ private:
     using Subscribers = std::unordered_set<detail::WebSocketCore*>;
     using ByTopic = std::unordered_map<std::string, Subscribers, Hash, std::equal_to<>>;
     std::vector<ByTopic> loops_;  // by loop index, each touched by its loop's thread only
+    std::vector<std::unique_ptr<Inbox>> inboxes_;  // by loop index
     Post post_;
 };
 

@@ -64,6 +64,7 @@ struct WebSocketCore : std::enable_shared_from_this<WebSocketCore> {
     net::IpAddress client;  // the peer (or whom a trusted proxy named)
     std::any data;
     std::vector<std::string> topics;  // subscribed to
+    bool batched = false;             // holds published messages for one write (Topics)
     uint64_t opened_ns = 0;
 
     WebSocket facade() { return WebSocket(*this); }

@@ -96,6 +96,13 @@ public:
 
     SendResult send(http::ws::Opcode opcode, std::string_view payload);
     SendResult send(const PreparedMessage& message);
+    // Sends between begin_batch() and end_batch() are queued and written by one flush at the
+    // end (a loop delivering several published messages to each subscriber).
+    void begin_batch() { batching_ = true; }
+    void end_batch() {
+        batching_ = false;
+        flush();
+    }
     // Starts the close handshake (Open only): the code and reason go out in our close frame.
     void close(uint16_t code, std::string_view reason);
     // Output queued and not yet taken by the socket (transport backlog excluded).
