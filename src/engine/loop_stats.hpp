@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace rivet::engine {
 
@@ -30,11 +31,28 @@ struct TlsHandshakes {
     uint64_t full_tls12 = 0, full_tls13 = 0, resumed_tls12 = 0, resumed_tls13 = 0;
 };
 
+// Close codes counted one by one (1000..1015), then the application's (3000..4999) and the rest.
+inline constexpr size_t kWebSocketCloseKinds = 18;
+inline size_t websocket_close_kind(uint16_t code) {
+    if (code >= 1000 && code <= 1015) return code - 1000;
+    return code >= 3000 && code <= 4999 ? 16 : 17;
+}
+inline std::string_view websocket_close_label(size_t kind) {
+    constexpr std::string_view labels[kWebSocketCloseKinds] = {
+        "1000", "1001", "1002", "1003", "1004", "1005", "1006",        "1007", "1008",
+        "1009", "1010", "1011", "1012", "1013", "1014", "1015", "application", "other"};
+    return labels[kind];
+}
+
 // WebSocket sessions (metrics: rivet_websocket_*).
 struct WebSocketStats {
     uint64_t opened = 0, closed = 0, messages_in = 0, messages_out = 0, violations = 0,
-             slow_closed = 0;
+             slow_closed = 0, bytes_in = 0, bytes_out = 0;
+    std::array<uint64_t, kWebSocketCloseKinds> closes{};  // by websocket_close_kind
     WebSocketStats& operator+=(const WebSocketStats& o) {
+        bytes_in += o.bytes_in;
+        bytes_out += o.bytes_out;
+        for (size_t i = 0; i < kWebSocketCloseKinds; ++i) closes[i] += o.closes[i];
         opened += o.opened;
         closed += o.closed;
         messages_in += o.messages_in;
@@ -97,7 +115,9 @@ struct LoopStats {
     // WebSocket sessions (engine/websocket/): opened and closed (open = the difference), data
     // messages each way, connections failed for a protocol violation, slow readers cut off.
     std::atomic<uint64_t> websockets_open{0}, websockets_closed{0}, websocket_messages_in{0},
-        websocket_messages_out{0}, websocket_violations{0}, websocket_slow_closed{0};
+        websocket_messages_out{0}, websocket_violations{0}, websocket_slow_closed{0},
+        websocket_bytes_in{0}, websocket_bytes_out{0};
+    std::array<std::atomic<uint64_t>, kWebSocketCloseKinds> websocket_closes{};
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -119,7 +139,10 @@ struct LoopStats {
         for (size_t i = 0; i < kTlsFailureKinds; ++i) s.tls_failures[i] = tls_failures[i].load(r);
         s.websockets = {websockets_open.load(r),       websockets_closed.load(r),
                         websocket_messages_in.load(r), websocket_messages_out.load(r),
-                        websocket_violations.load(r),  websocket_slow_closed.load(r)};
+                        websocket_violations.load(r),  websocket_slow_closed.load(r),
+                        websocket_bytes_in.load(r),    websocket_bytes_out.load(r)};
+        for (size_t i = 0; i < kWebSocketCloseKinds; ++i)
+            s.websockets.closes[i] = websocket_closes[i].load(r);
         return s;
     }
 };

@@ -88,6 +88,22 @@ void websocket_metrics(std::string& out, const engine::WebSocketStats& w) {
     sample(out, "rivet_websocket_messages_total{direction=\"in\"}", w.messages_in);
     sample(out, "rivet_websocket_messages_total{direction=\"out\"}", w.messages_out);
     line(out,
+         "# HELP rivet_websocket_message_bytes_total WebSocket data message payload bytes, by "
+         "direction (before compression, after inflating).");
+    line(out, "# TYPE rivet_websocket_message_bytes_total counter");
+    sample(out, "rivet_websocket_message_bytes_total{direction=\"in\"}", w.bytes_in);
+    sample(out, "rivet_websocket_message_bytes_total{direction=\"out\"}", w.bytes_out);
+    line(out,
+         "# HELP rivet_websocket_closes_total WebSocket connections ended, by close code (the "
+         "client's, or ours when we failed the connection; 1006: no close frame).");
+    line(out, "# TYPE rivet_websocket_closes_total counter");
+    for (size_t i = 0; i < engine::kWebSocketCloseKinds; ++i)
+        if (w.closes[i] != 0 || i <= 1)
+            sample(out,
+                   "rivet_websocket_closes_total{code=\"" +
+                       std::string(engine::websocket_close_label(i)) + "\"}",
+                   w.closes[i]);
+    line(out,
          "# HELP rivet_websocket_protocol_errors_total WebSocket connections failed for a "
          "protocol violation (closed 1002, 1007 or 1009).");
     line(out, "# TYPE rivet_websocket_protocol_errors_total counter");

@@ -119,6 +119,7 @@ bool WebSocketSession::on_message(Opcode opcode, std::string_view payload) {
     ++counters_.messages_in;
     counters_.bytes_in += payload.size();
     LoopStats::bump(owner_.stats().websocket_messages_in);
+    LoopStats::bump(owner_.stats().websocket_bytes_in, payload.size());
     handler_->on_message(*this, opcode, payload);
     return state_ == State::Open || state_ == State::Closing;
 }
@@ -142,12 +143,10 @@ bool WebSocketSession::on_close(uint16_t peer_code, std::string_view reason) {
     if (state_ == State::Open) {
         state_ = State::Closing;
         closing_since_ms_ = owner_.loop().now_ms();
-        const size_t before = out_.size();
         if (peer_code == code::kNoStatus)
             http::ws::append_frame(out_, Opcode::Close, {});
         else
             http::ws::append_close_frame(out_, peer_code, {});
-        counters_.bytes_out += out_.size() - before;
     }
     phase_ = Phase::Failing;  // nothing more is read as frames: close once the output is out
     return false;
@@ -164,9 +163,7 @@ void WebSocketSession::begin_closing(uint16_t close_code, std::string_view reaso
     closing_since_ms_ = owner_.loop().now_ms();
     sent_code_ = close_code;
     if (close_reason_.empty()) close_reason_.assign(reason);
-    const size_t before = out_.size();
     http::ws::append_close_frame(out_, close_code, reason);
-    counters_.bytes_out += out_.size() - before;
 }
 
 void WebSocketSession::close_when_idle() {
@@ -222,6 +219,7 @@ void WebSocketSession::on_closed() {
     state_ = State::Closed;
     LoopStats::bump(owner_.stats().websockets_closed);
     if (!peer_closed_ && sent_code_ != 0) close_code_ = sent_code_;
+    LoopStats::bump(owner_.stats().websocket_closes[websocket_close_kind(close_code_)]);
     handler_->on_close(*this, close_code_, close_reason_);
 }
 

@@ -83,6 +83,8 @@ public:
         Dropped,       // not sent: the connection is closing or closed (or was just closed as
                        // too slow by this send)
     };
+    // Data messages and their payload bytes as the application sent and received them (before
+    // compression, after inflating).
     struct Counters {
         uint64_t messages_in = 0, messages_out = 0, bytes_in = 0, bytes_out = 0;
     };

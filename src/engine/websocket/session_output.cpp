@@ -31,14 +31,21 @@ WebSocketSession::SendResult WebSocketSession::send(const PreparedMessage& messa
     }
     out_.append(*frame);
     ++counters_.messages_out;
-    counters_.bytes_out += frame->size();
+    counters_.bytes_out += message.payload_size();
     LoopStats::bump(owner_.stats().websocket_messages_out);
+    LoopStats::bump(owner_.stats().websocket_bytes_out, message.payload_size());
     return after_queue();
 }
 
 WebSocketSession::SendResult WebSocketSession::queue_frame(Opcode opcode, std::string_view payload,
                                                            bool compress) {
     const bool data = !http::ws::is_control(opcode);
+    if (data) {
+        ++counters_.messages_out;
+        counters_.bytes_out += payload.size();
+        LoopStats::bump(owner_.stats().websocket_messages_out);
+        LoopStats::bump(owner_.stats().websocket_bytes_out, payload.size());
+    }
     bool rsv1 = false;
     if (compress && data && deflater_ && payload.size() >= config_.deflate_min_size) {
         scratch_.clear();
@@ -49,11 +56,6 @@ WebSocketSession::SendResult WebSocketSession::queue_frame(Opcode opcode, std::s
     }
     char head[14];
     const size_t head_len = http::ws::write_frame_head(head, opcode, payload.size(), true, rsv1);
-    counters_.bytes_out += head_len + payload.size();
-    if (data) {
-        ++counters_.messages_out;
-        LoopStats::bump(owner_.stats().websocket_messages_out);
-    }
     Transport& transport = conn_.transport();
     if (!batching_ && buffered() == 0 && !transport.backlog()) {
         // Nothing waits: head and payload leave in one write, and only what the socket does
