@@ -1,0 +1,164 @@
+"""Autobahn|Testsuite conformance of /ws/echo (RFC 6455 and RFC 7692), driven by kosoku (PyPI:
+it runs Autobahn's own fuzzing-client case files on Python 3), over ws:// and over wss://.
+
+Every case's behavior must be OK, NON-STRICT or INFORMATIONAL (never FAILED, UNIMPLEMENTED or
+ERROR), and so must its closing behavior (never FAILED, WRONG CODE, UNCLEAN...); the number of
+cases that ran must be the suite's.
+
+kosoku is built without TLS ("TLS support not compiled in"), so the wss:// pass goes through a
+relay in this process: kosoku speaks plain TCP to the relay, which carries each connection over
+TLS (verified against the test CA) to rivet's TLS listener, and closes either side when the other
+ends. Every byte rivet reads and writes in that pass crosses its TLS layer.
+"""
+import asyncio
+import json
+import shutil
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rivet_e2e import SLOW
+from tls_e2e import start_tls
+
+KOSOKU = shutil.which("kosoku")
+pytestmark = pytest.mark.skipif(KOSOKU is None, reason="kosoku is not installed "
+                                "(scripts/setup.sh: pip install kosoku)")
+
+ALL_CASES = 517  # kosoku 0.1.0's suite: sections 1-7, 9, 10, 12, 13 (compression included)
+PATH = "/ws/echo"
+PARALLELISM = 2  # cases in flight at once: kosoku's -p
+# The wss:// pass runs the whole suite too. Should it ever be too slow for CI, list globs here
+# (kosoku's -i syntax, e.g. ["1.*", "5.*", "6.*", "7.*", "12.1.*"]) and the count they select.
+TLS_CASES = None
+TLS_CASE_COUNT = ALL_CASES
+RUN_TIMEOUT = 900  # seconds, per pass (times SLOW)
+
+GOOD_BEHAVIOR = {"OK", "NON-STRICT", "INFORMATIONAL"}
+GOOD_CLOSE = {"OK", "INFORMATIONAL"}  # Autobahn's acceptable closing behaviors
+
+
+def run_kosoku(url: str, outdir: Path, include=None) -> tuple[dict, float, str]:
+    """Runs the suite against `url`; returns ({case id: report entry}, seconds, output)."""
+    cmd = [KOSOKU, "-o", str(outdir), "-p", str(PARALLELISM)]
+    for glob in include or ():
+        cmd += ["-i", glob]
+    t0 = time.monotonic()
+    p = subprocess.run([*cmd, url], capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT * SLOW)
+    elapsed = time.monotonic() - t0
+    output = p.stdout + p.stderr
+    index_file = outdir / "index.json"
+    assert index_file.exists(), f"kosoku wrote no report (exit {p.returncode}):\n{output[-4000:]}"
+    index = json.loads(index_file.read_text())
+    assert len(index) == 1, f"one agent expected in the report, got {list(index)}"
+    (_agent, cases), = index.items()
+    return cases, elapsed, output
+
+
+def verdict_problems(cases: dict, outdir: Path) -> list[str]:
+    """One line per case whose behavior or closing behavior is not acceptable."""
+    bad = []
+    for case_id, entry in cases.items():
+        if entry["behavior"] in GOOD_BEHAVIOR and entry["behaviorClose"] in GOOD_CLOSE:
+            continue
+        detail = json.loads((outdir / entry["reportfile"]).read_text())
+        bad.append(f"{case_id}: behavior={entry['behavior']} close={entry['behaviorClose']} "
+                   f"(remote close code {entry.get('remoteCloseCode')})\n"
+                   f"    case: {detail['description']}\n"
+                   f"    expected: {detail['expectation']}\n"
+                   f"    result: {detail['result']} / {detail['resultClose']}")
+    return bad
+
+
+def check_run(cases: dict, elapsed: float, outdir: Path, expected_count: int, label: str):
+    print(f"{label}: {len(cases)} cases in {elapsed:.1f}s (report: {outdir}/index.html)",
+          file=sys.stderr)
+    bad = verdict_problems(cases, outdir)
+    assert not bad, f"{label}: {len(bad)} of {len(cases)} cases not passed:\n" + "\n".join(bad)
+    assert len(cases) == expected_count, f"{label}: {len(cases)} cases ran, not {expected_count}"
+
+
+def test_autobahn_plain(rivet, tmp_path):
+    srv = rivet()
+    cases, elapsed, _ = run_kosoku(f"ws://{srv.host}:{srv.port}{PATH}", tmp_path / "report")
+    check_run(cases, elapsed, tmp_path / "report", ALL_CASES, "ws://")
+    assert srv.alive()
+
+
+# ---------------------------------------------------------------------------------------------
+# wss://: a plain-to-TLS relay
+
+
+class TlsRelay:
+    """Listens on 127.0.0.1 (plain TCP) and relays each connection over TLS to host:port."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext):
+        self.target = (host, port)
+        self.context = context
+        self.connections = 0
+        self.tls_versions = set()
+        self.errors = []
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        assert self.ready.wait(10), "the TLS relay did not start"
+        return self
+
+    def __exit__(self, *exc):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+    def _run(self):
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._relay, "127.0.0.1", 0))
+        self.port = self.server.sockets[0].getsockname()[1]
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _relay(self, client_r, client_w):
+        self.connections += 1
+        try:
+            server_r, server_w = await asyncio.open_connection(
+                *self.target, ssl=self.context, server_hostname="localhost")
+        except Exception as e:  # noqa: BLE001: reported by the test
+            self.errors.append(f"TLS connect: {e!r}")
+            client_w.close()
+            return
+        self.tls_versions.add(server_w.get_extra_info("ssl_object").version())
+        await asyncio.gather(self._pump(client_r, server_w), self._pump(server_r, client_w))
+
+    @staticmethod
+    async def _pump(reader, writer):
+        """Copies until EOF or an error on either side, then closes the writer's side (the
+        other pump then ends too: its reader sees the close)."""
+        try:
+            while data := await reader.read(1 << 16):
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, ssl.SSLError, OSError):
+            pass
+        finally:
+            writer.close()
+
+
+def test_autobahn_tls(rivet, tls_certs, tmp_path):
+    srv = start_tls(rivet, tls_certs)
+    context = ssl.create_default_context(cafile=str(tls_certs.ca))
+    with TlsRelay(srv.host, srv.tls_port, context) as relay:
+        cases, elapsed, _ = run_kosoku(f"ws://127.0.0.1:{relay.port}{PATH}", tmp_path / "report",
+                                       TLS_CASES)
+    assert not relay.errors, relay.errors[:5]
+    assert relay.connections >= TLS_CASE_COUNT, relay.connections
+    assert relay.tls_versions, "no connection reached rivet's TLS listener"
+    check_run(cases, elapsed, tmp_path / "report", TLS_CASE_COUNT,
+              f"wss:// ({', '.join(sorted(relay.tls_versions))})")
+    assert srv.alive()
