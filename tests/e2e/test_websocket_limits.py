@@ -12,8 +12,8 @@ import threading
 import pytest
 
 from rivet_e2e import SLOW, Closed, exchange
-from ws_e2e import (BINARY, CLOSE, CONT, PING, PONG, TEXT, close_payload, frame, new_key,
-                    upgrade_request, ws_connect)
+from ws_e2e import (BINARY, CLOSE, CONT, PING, PONG, TEXT, close_payload, masked_zeros_frame,
+                    new_key, upgrade_request, ws_connect)
 
 MAX_MESSAGE = 16 << 20  # /ws/echo's bound on a frame and on a message (the demo's setting)
 
@@ -85,19 +85,6 @@ def send_in_background(c, data: bytes) -> threading.Thread:
     t = threading.Thread(target=run, daemon=True)
     t.start()
     return t
-
-
-def masked_zeros_frame(opcode: int, n: int, fin: bool = True) -> bytes:
-    """A masked frame of n zero bytes (on the wire: the mask key repeated), cheap to build."""
-    head = frame(opcode, b"", fin=fin)[:1]
-    if n < 126:
-        head += bytes([0x80 | n])
-    elif n < 1 << 16:
-        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
-    else:
-        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
-    key = b"\x11\x22\x33\x44"
-    return head + key + (key * (n // 4 + 1))[:n]
 
 
 def test_frame_over_the_bound_closes_1009(server):

@@ -74,6 +74,19 @@ def masked(payload: bytes, key: bytes) -> bytes:
     return (int.from_bytes(payload, "big") ^ k).to_bytes(n, "big")
 
 
+def masked_zeros_frame(opcode: int, n: int, fin: bool = True) -> bytes:
+    """A masked frame of n zero bytes (on the wire: the mask key repeated), cheap to build."""
+    head = frame(opcode, b"", fin=fin)[:1]
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 1 << 16:
+        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    key = b"\x11\x22\x33\x44"
+    return head + key + (key * (n // 4 + 1))[:n]
+
+
 def close_payload(code: int, reason: bytes = b"") -> bytes:
     return struct.pack("!H", code) + reason
 
