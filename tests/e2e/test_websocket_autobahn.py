@@ -42,8 +42,8 @@ GOOD_BEHAVIOR = {"OK", "NON-STRICT", "INFORMATIONAL"}
 GOOD_CLOSE = {"OK", "INFORMATIONAL"}  # Autobahn's acceptable closing behaviors
 
 
-def run_kosoku(url: str, outdir: Path, include=None) -> tuple[dict, float, str]:
-    """Runs the suite against `url`; returns ({case id: report entry}, seconds, output)."""
+def run_kosoku(url: str, outdir: Path, include=None) -> tuple[dict, float, int]:
+    """Runs the suite against `url`; returns ({case id: report entry}, seconds, exit status)."""
     cmd = [KOSOKU, "-o", str(outdir), "-p", str(PARALLELISM)]
     for glob in include or ():
         cmd += ["-i", glob]
@@ -57,7 +57,7 @@ def run_kosoku(url: str, outdir: Path, include=None) -> tuple[dict, float, str]:
     index = json.loads(index_file.read_text())
     assert len(index) == 1, f"one agent expected in the report, got {list(index)}"
     (_agent, cases), = index.items()
-    return cases, elapsed, output
+    return cases, elapsed, p.returncode
 
 
 def verdict_problems(cases: dict, outdir: Path) -> list[str]:
@@ -75,18 +75,20 @@ def verdict_problems(cases: dict, outdir: Path) -> list[str]:
     return bad
 
 
-def check_run(cases: dict, elapsed: float, outdir: Path, expected_count: int, label: str):
+def check_run(cases: dict, elapsed: float, status: int, outdir: Path, expected_count: int,
+              label: str):
     print(f"{label}: {len(cases)} cases in {elapsed:.1f}s (report: {outdir}/index.html)",
           file=sys.stderr)
     bad = verdict_problems(cases, outdir)
     assert not bad, f"{label}: {len(bad)} of {len(cases)} cases not passed:\n" + "\n".join(bad)
     assert len(cases) == expected_count, f"{label}: {len(cases)} cases ran, not {expected_count}"
+    assert status == 0, f"{label}: kosoku exited with {status} though every case passed"
 
 
 def test_autobahn_plain(rivet, tmp_path):
     srv = rivet()
-    cases, elapsed, _ = run_kosoku(f"ws://{srv.host}:{srv.port}{PATH}", tmp_path / "report")
-    check_run(cases, elapsed, tmp_path / "report", ALL_CASES, "ws://")
+    cases, elapsed, status = run_kosoku(f"ws://{srv.host}:{srv.port}{PATH}", tmp_path / "report")
+    check_run(cases, elapsed, status, tmp_path / "report", ALL_CASES, "ws://")
     assert srv.alive()
 
 
@@ -154,11 +156,11 @@ def test_autobahn_tls(rivet, tls_certs, tmp_path):
     srv = start_tls(rivet, tls_certs)
     context = ssl.create_default_context(cafile=str(tls_certs.ca))
     with TlsRelay(srv.host, srv.tls_port, context) as relay:
-        cases, elapsed, _ = run_kosoku(f"ws://127.0.0.1:{relay.port}{PATH}", tmp_path / "report",
-                                       TLS_CASES)
+        cases, elapsed, status = run_kosoku(f"ws://127.0.0.1:{relay.port}{PATH}",
+                                            tmp_path / "report", TLS_CASES)
     assert not relay.errors, relay.errors[:5]
     assert relay.connections >= TLS_CASE_COUNT, relay.connections
     assert relay.tls_versions, "no connection reached rivet's TLS listener"
-    check_run(cases, elapsed, tmp_path / "report", TLS_CASE_COUNT,
+    check_run(cases, elapsed, status, tmp_path / "report", TLS_CASE_COUNT,
               f"wss:// ({', '.join(sorted(relay.tls_versions))})")
     assert srv.alive()

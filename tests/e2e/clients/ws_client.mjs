@@ -25,7 +25,8 @@ function open(url) {
     ws.onmessage = (e) => (waiters.length ? waiters.shift()(e.data) : queue.push(e.data));
     ws.onerror = (e) => reject(new Error(`${url}: ${e.message || 'error'}`));
     ws.onopen = () => {
-      ws.next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r)));
+      ws.next = () =>
+        queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r));
       resolve(ws);
     };
   });
