@@ -16,8 +16,8 @@ from ws_e2e import (BINARY, CLOSE, TEXT, close_payload, masked_zeros_frame, metr
                     wait_for, ws_connect)
 
 # Details of the server the tests must name; adjust here if the server names them otherwise.
-SLOW_CLIENTS_METRIC = "rivet_websocket_slow_clients_closed_total"  # counter
-OPEN_METRIC = "rivet_websocket_connections"  # gauge: WebSocket connections open now
+SLOW_CLIENTS_METRIC = "rivet_websocket_slow_closed_total"  # counter
+OPEN_METRIC = "rivet_websocket_connections_open"  # gauge: WebSocket connections open now
 SLOW_READER_MESSAGE = 1 << 20  # each echoed back to a client that never reads
 SLOW_READER_GIVE_UP = 1 << 30  # bytes written without the server closing: the bound is missing
 IDLE_CONNECTIONS = 10_000
@@ -46,7 +46,10 @@ def writable(sock, timeout: float) -> bool:
 
 
 def counter(srv, name: str) -> float:
-    return metric_sum(metrics(srv), name)
+    samples = metrics(srv)
+    assert any(n == name for n, _ in samples), f"/metrics has no {name} (the name at the top of " \
+        "this file may need adjusting)"
+    return metric_sum(samples, name)
 
 
 # ---------------------------------------------------------------------------------------------
