@@ -188,11 +188,10 @@ def test_go_coder_websocket(srv, tls_certs, go_client, scheme):
 
 
 class DevTools:
-    """A DevTools protocol connection to the browser (websockets' sync client)."""
+    """Calls over a DevTools protocol connection to the browser (websockets' sync client)."""
 
-    def __init__(self, url: str):
-        from websockets.sync.client import connect
-        self.ws = connect(url, max_size=None)
+    def __init__(self, ws):
+        self.ws = ws
         self.last_id = 0
 
     def call(self, method: str, session: str | None = None, **params):
@@ -206,9 +205,6 @@ class DevTools:
             if answer.get("id") == self.last_id:
                 assert "error" not in answer, (method, answer)
                 return answer["result"]
-
-    def close(self):
-        self.ws.close()
 
 
 def run_page(url: str, user_data_dir: Path, timeout: float) -> dict:
@@ -229,8 +225,9 @@ def run_page(url: str, user_data_dir: Path, timeout: float) -> dict:
             m = re.search(r"DevTools listening on (ws://\S+)", log.read_text(errors="replace"))
             browser_url = m[1] if m else time.sleep(0.05)
         assert browser_url, f"Chromium printed no DevTools address:\n{log.read_text()[-3000:]}"
-        devtools = DevTools(browser_url)
-        try:
+        from websockets.sync.client import connect
+        with connect(browser_url, max_size=None) as ws:
+            devtools = DevTools(ws)
             target = devtools.call("Target.createTarget", url=url)["targetId"]
             session = devtools.call("Target.attachToTarget", targetId=target,
                                     flatten=True)["sessionId"]
@@ -246,8 +243,6 @@ def run_page(url: str, user_data_dir: Path, timeout: float) -> dict:
                     return json.loads(result)
                 assert time.monotonic() < deadline, f"the page wrote no result ({href})"
                 time.sleep(0.1)
-        finally:
-            devtools.close()
     finally:
         proc.kill()
         proc.wait()
