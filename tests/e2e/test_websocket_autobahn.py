@@ -32,21 +32,25 @@ pytestmark = pytest.mark.skipif(KOSOKU is None, reason="kosoku is not installed 
 ALL_CASES = 517  # kosoku 0.1.0's suite: sections 1-7, 9, 10, 12, 13 (compression included)
 PATH = "/ws/echo"
 PARALLELISM = 2  # cases in flight at once: kosoku's -p
-# The wss:// pass runs the whole suite too. Should it ever be too slow for CI, list globs here
-# (kosoku's -i syntax, e.g. ["1.*", "5.*", "6.*", "7.*", "12.1.*"]) and the count they select.
-TLS_CASES = None
-TLS_CASE_COUNT = ALL_CASES
+# The whole suite over ws:// takes about 6.5 minutes on a 2-core machine (kosoku 155 s of CPU,
+# rivet 230 s, nearly all of it the 1000-message compression cases 12.* and 13.* at 16 KiB and
+# up). The wss:// pass runs sections 1-10 whole (framing, fragmentation, UTF-8, close, large
+# messages up to 16 MiB) and, of 12.* and 13.*, every deflate offer and accept (all 12 groups)
+# at the 6 smallest sizes (16 B to 8 KiB): 301 + 72 cases, a minute or so.
+TLS_EXCLUDE = [f"{section}.*.{size}" for section in (12, 13) for size in range(7, 19)]
+TLS_CASE_COUNT = 373
 RUN_TIMEOUT = 900  # seconds, per pass (times SLOW)
 
 GOOD_BEHAVIOR = {"OK", "NON-STRICT", "INFORMATIONAL"}
 GOOD_CLOSE = {"OK", "INFORMATIONAL"}  # Autobahn's acceptable closing behaviors
 
 
-def run_kosoku(url: str, outdir: Path, include=None) -> tuple[dict, float, int]:
-    """Runs the suite against `url`; returns ({case id: report entry}, seconds, exit status)."""
+def run_kosoku(url: str, outdir: Path, exclude=()) -> tuple[dict, float, int]:
+    """Runs the suite (less the `exclude` globs) against `url`; returns ({case id: report
+    entry}, seconds, exit status)."""
     cmd = [KOSOKU, "-o", str(outdir), "-p", str(PARALLELISM)]
-    for glob in include or ():
-        cmd += ["-i", glob]
+    for glob in exclude:
+        cmd += ["-x", glob]
     t0 = time.monotonic()
     p = subprocess.run([*cmd, url], capture_output=True, text=True,
                        timeout=RUN_TIMEOUT * SLOW)
@@ -54,9 +58,10 @@ def run_kosoku(url: str, outdir: Path, include=None) -> tuple[dict, float, int]:
     output = p.stdout + p.stderr
     index_file = outdir / "index.json"
     assert index_file.exists(), f"kosoku wrote no report (exit {p.returncode}):\n{output[-4000:]}"
-    index = json.loads(index_file.read_text())
-    assert len(index) == 1, f"one agent expected in the report, got {list(index)}"
-    (_agent, cases), = index.items()
+    # Cases by agent: the Server header of the 101, or the address where a case ended before it.
+    cases = {}
+    for by_agent in json.loads(index_file.read_text()).values():
+        cases.update(by_agent)
     return cases, elapsed, p.returncode
 
 
@@ -157,7 +162,7 @@ def test_autobahn_tls(rivet, tls_certs, tmp_path):
     context = ssl.create_default_context(cafile=str(tls_certs.ca))
     with TlsRelay(srv.host, srv.tls_port, context) as relay:
         cases, elapsed, status = run_kosoku(f"ws://127.0.0.1:{relay.port}{PATH}",
-                                            tmp_path / "report", TLS_CASES)
+                                            tmp_path / "report", TLS_EXCLUDE)
     assert not relay.errors, relay.errors[:5]
     assert relay.connections >= TLS_CASE_COUNT, relay.connections
     assert relay.tls_versions, "no connection reached rivet's TLS listener"
