@@ -32,6 +32,7 @@
 #include <rivet/static_files.hpp>
 #include <rivet/task.hpp>
 #include <rivet/tls.hpp>
+#include <rivet/websocket.hpp>
 
 namespace rivet {
 
@@ -171,6 +172,15 @@ public:
     Route del(std::string_view pattern, F fn) {
         return route(Method::Delete, pattern, std::move(fn));
     }
+
+    // A WebSocket endpoint (rivet/websocket.hpp) at GET `pattern`: the handshake runs after
+    // the rate limit and the middleware, then the connection speaks RFC 6455 with `behavior`.
+    Route ws(std::string_view pattern, WebSocketBehavior behavior);
+    // From any thread, while running: `message` goes to every WebSocket subscribed to `topic`
+    // on every loop (one frame made once, compressed at most once). Publishing must end before
+    // stop() returns.
+    void publish(std::string_view topic, std::string_view message,
+                 MessageKind kind = MessageKind::Text);
 
     // While running: I/O loop `i` (0 .. threads-1), to post work or set timers from outside.
     EventLoop& loop(unsigned i);

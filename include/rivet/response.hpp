@@ -14,6 +14,11 @@
 
 namespace rivet {
 
+namespace detail {
+struct ResponseUpgrade;  // app/: what a 101 hands the connection to (rivet/websocket.hpp)
+struct ResponseAccess;
+}  // namespace detail
+
 // An open file whose bytes responses send with sendfile(2), straight from the page cache.
 // Shared by the responses (and caches) that use it; closed when the last one lets go.
 class OpenFile {
@@ -45,7 +50,9 @@ public:
     explicit Response(int status) { this->status(status); }
 
     int status() const { return status_; }
-    Response& status(int code);  // throws std::invalid_argument outside 100..599
+    // Throws std::invalid_argument outside 200..599: 1xx answers are the server's own (100
+    // Continue; 101 from a WebSocket route, App::ws).
+    Response& status(int code);
 
     // Body setters; each sets the matching Content-Type.
     Response& text(std::string_view body);        // text/plain; charset=utf-8
@@ -90,6 +97,7 @@ public:
     }
 
 private:
+    friend struct detail::ResponseAccess;
     void set_static_type(std::string_view literal) {
         static_type_ = literal;
         own_type_.clear();
@@ -103,6 +111,7 @@ private:
     std::vector<std::pair<std::string, std::string>> headers_;
     std::shared_ptr<BodyProducer> producer_;
     FileRange file_;
+    std::shared_ptr<const detail::ResponseUpgrade> upgrade_;  // a WebSocket route's 101
 };
 
 }  // namespace rivet

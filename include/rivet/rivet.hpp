@@ -14,3 +14,4 @@
 #include <rivet/task.hpp>
 #include <rivet/tls.hpp>
 #include <rivet/version.hpp>
+#include <rivet/websocket.hpp>

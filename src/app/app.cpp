@@ -212,6 +212,16 @@ uint16_t App::start(const RunOptions& options) {
         impl_->pool.reset();
         throw;
     }
+    // Pub/sub: each loop delivers to its own subscribers (app/websocket/topics.hpp).
+    Impl* impl = impl_.get();
+    impl_->topics = std::make_unique<app::Topics>(
+        impl_->server->threads(), [impl](unsigned i, std::function<void()> task) {
+            impl->server->loop(i).post(std::move(task));
+        });
+    for (auto& route : impl_->websocket_routes) {
+        route->topics = impl_->topics.get();
+        route->ops = impl_->ops.get();
+    }
     impl_->server->start();
     if (!options.quiet) {
         // The host of an inherited socket is its own; a URL needs [::1].
@@ -266,7 +276,8 @@ void App::stop() {
     impl_->admin_server.reset();
     impl_->ops->stop();  // every answered request is in the access log file now
     impl_->loops.reset();
-    impl_->server.reset();
+    impl_->server.reset();  // WebSockets still open end here: their on_close sees the topics
+    impl_->topics.reset();
     impl_->pool.reset();
     impl_->ops.reset();
     impl_->tls_context.reset();

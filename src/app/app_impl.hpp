@@ -15,6 +15,8 @@
 #include "app/middleware/middleware_chain.hpp"
 #include "app/operations/operations.hpp"
 #include "app/routing/router.hpp"
+#include "app/websocket/topics.hpp"
+#include "app/websocket/websocket_core.hpp"
 #include "engine/exchange.hpp"
 #include "engine/server.hpp"
 #include "tls/context.hpp"
@@ -67,6 +69,9 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     std::atomic<Ending> ending{Ending::Serving};
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
     std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
+    // App::ws routes (their handshake handlers share them) and the topics they publish to.
+    std::vector<std::shared_ptr<app::WebSocketRoute>> websocket_routes;
+    std::unique_ptr<app::Topics> topics;  // while running
 
     // --- app_tls.cpp --- TLS: the context is replaced by reloads (on the thread that
     // reconfigures); what the loops read is fixed before they start.

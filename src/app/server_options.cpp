@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "app/websocket/websocket_core.hpp"
 #include "core/field_count.hpp"
 
 namespace rivet::app {
@@ -90,6 +91,7 @@ engine::ReplyView view_of(const Response& r) {
         v.head.body = r.body();
     }
     v.close = r.close_connection();
+    if (auto* upgrade = detail::ResponseAccess::upgrade_of(r)) v.then = upgrade->make;
     return v;
 }
 
@@ -103,6 +105,7 @@ engine::Reply reply_of(Response&& r) {
     if (const FileRange* f = r.file_range())
         out.file = {f->file, f->file->fd(), f->offset, f->length};
     out.close = r.close_connection();
+    if (auto* upgrade = detail::ResponseAccess::upgrade_of(r)) out.then = upgrade->make;
     return out;
 }
 

@@ -30,6 +30,21 @@ struct TlsHandshakes {
     uint64_t full_tls12 = 0, full_tls13 = 0, resumed_tls12 = 0, resumed_tls13 = 0;
 };
 
+// WebSocket sessions (metrics: rivet_websocket_*).
+struct WebSocketStats {
+    uint64_t opened = 0, closed = 0, messages_in = 0, messages_out = 0, violations = 0,
+             slow_closed = 0;
+    WebSocketStats& operator+=(const WebSocketStats& o) {
+        opened += o.opened;
+        closed += o.closed;
+        messages_in += o.messages_in;
+        messages_out += o.messages_out;
+        violations += o.violations;
+        slow_closed += o.slow_closed;
+        return *this;
+    }
+};
+
 struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
@@ -42,6 +57,7 @@ struct ServerStats {
     uint64_t proxy_refused = 0;    // connections closed for an invalid PROXY protocol header
     TlsHandshakes tls_handshakes;
     std::array<uint64_t, kTlsFailureKinds> tls_failures{};
+    WebSocketStats websockets;
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -58,6 +74,7 @@ struct ServerStats {
         tls_handshakes.resumed_tls12 += o.tls_handshakes.resumed_tls12;
         tls_handshakes.resumed_tls13 += o.tls_handshakes.resumed_tls13;
         for (size_t i = 0; i < kTlsFailureKinds; ++i) tls_failures[i] += o.tls_failures[i];
+        websockets += o.websockets;
         return *this;
     }
 };
@@ -77,6 +94,10 @@ struct LoopStats {
     std::atomic<uint64_t> tls_full_tls12{0}, tls_full_tls13{0}, tls_resumed_tls12{0},
         tls_resumed_tls13{0};
     std::array<std::atomic<uint64_t>, kTlsFailureKinds> tls_failures{};
+    // WebSocket sessions (engine/websocket/): opened and closed (open = the difference), data
+    // messages each way, connections failed for a protocol violation, slow readers cut off.
+    std::atomic<uint64_t> websockets_open{0}, websockets_closed{0}, websocket_messages_in{0},
+        websocket_messages_out{0}, websocket_violations{0}, websocket_slow_closed{0};
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -96,6 +117,9 @@ struct LoopStats {
         s.tls_handshakes = {tls_full_tls12.load(r), tls_full_tls13.load(r),
                             tls_resumed_tls12.load(r), tls_resumed_tls13.load(r)};
         for (size_t i = 0; i < kTlsFailureKinds; ++i) s.tls_failures[i] = tls_failures[i].load(r);
+        s.websockets = {websockets_open.load(r),       websockets_closed.load(r),
+                        websocket_messages_in.load(r), websocket_messages_out.load(r),
+                        websocket_violations.load(r),  websocket_slow_closed.load(r)};
         return s;
     }
 };

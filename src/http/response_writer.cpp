@@ -146,6 +146,8 @@ std::string_view status_reason(int status) {
             return "Expectation Failed";
         case 422:
             return "Unprocessable Content";
+        case 426:
+            return "Upgrade Required";
         case 429:
             return "Too Many Requests";
         case 431:
@@ -195,7 +197,10 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
             out.append("\r\n", 2);
         }
     }
-    append_connection(out, framing);
+    if (res.status == 101 && framing.keep_alive)  // the connection goes on in the new protocol
+        out.append("Connection: Upgrade\r\n");
+    else
+        append_connection(out, framing);
     out.append("\r\n", 2);
     if (has_body && !framing.head_only && res.body_kind == Body::Bytes) out.append(res.body);
 }

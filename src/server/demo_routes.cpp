@@ -201,6 +201,7 @@ void add_demo_routes(App& app, const DemoOptions& options) {
     app.get("/headers", headers_handler);
     app.get("/cookies", cookies_handler);
     add_waiting_routes(app);
+    add_push_routes(app);
 
     // Everything else under / is a file of the root (the demo page is its index.html); the
     // routes above win over files of the same name.

@@ -31,5 +31,7 @@ struct DemoOptions {
 void add_demo_routes(App& app, const DemoOptions& options);
 // /wait, /cpu and /later: handlers that wait without holding their loop (demo_waiting_routes.cpp).
 void add_waiting_routes(App& app);
+// /ws/echo and /ws/chat: WebSockets (demo_push_routes.cpp).
+void add_push_routes(App& app);
 
 }  // namespace rivet::server

@@ -111,7 +111,21 @@ void format_access_line(LogFormat format, const AccessRecord& r, const LogClock&
             out += "\",\"ssl_session_reused\":\"";
             out += r.tls_resumed ? 'r' : '.';
         }
-        out += "\"}\n";
+        out += '"';
+        if (const WebSocketSummary* ws = r.websocket) {
+            out += ",\"websocket\":{\"close_code\":";
+            append_number(out, ws->close_code);
+            out += ",\"messages_in\":";
+            append_number(out, ws->messages_in);
+            out += ",\"messages_out\":";
+            append_number(out, ws->messages_out);
+            out += ",\"bytes_in\":";
+            append_number(out, ws->bytes_in);
+            out += ",\"bytes_out\":";
+            append_number(out, ws->bytes_out);
+            out += '}';
+        }
+        out += "}\n";
         return;
     }
     append_escaped(out, r.client);
@@ -138,6 +152,14 @@ void format_access_line(LogFormat format, const AccessRecord& r, const LogClock&
         else
             append_escaped(out, r.user_agent);
         out += '"';
+    }
+    if (const WebSocketSummary* ws = r.websocket) {
+        out += " ws=";
+        append_number(out, ws->close_code);
+        out += '/';
+        append_number(out, ws->messages_in);
+        out += '/';
+        append_number(out, ws->messages_out);
     }
     out += '\n';
 }

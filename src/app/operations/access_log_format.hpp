@@ -18,6 +18,12 @@
 
 namespace rivet::app {
 
+// The end of a WebSocket session: its line follows the 101's, when the connection closes.
+struct WebSocketSummary {
+    uint64_t messages_in = 0, messages_out = 0, bytes_in = 0, bytes_out = 0;
+    uint16_t close_code = 0;
+};
+
 struct AccessRecord {
     std::string_view client;  // the client's address, as text
     std::string_view method;  // empty: no request line could be read (a 400 from the parser)
@@ -35,6 +41,9 @@ struct AccessRecord {
     std::string_view tls_version;  // "TLSv1.3"
     std::string_view tls_cipher;
     std::string_view tls_server_name;  // empty: no SNI
+    // Set: the line closes a WebSocket session (micros: its whole duration), with its counts
+    // (JSON: "websocket":{...}; the text formats: ws=close_code/messages_in/messages_out).
+    const WebSocketSummary* websocket = nullptr;
 };
 
 // The formatted time of the current second, redone once a second per user.

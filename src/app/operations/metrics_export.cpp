@@ -76,6 +76,29 @@ void tls_metrics(std::string& out, const engine::ServerStats& t) {
 
 }  // namespace
 
+void websocket_metrics(std::string& out, const engine::WebSocketStats& w) {
+    line(out, "# HELP rivet_websocket_connections_open WebSocket connections open now.");
+    line(out, "# TYPE rivet_websocket_connections_open gauge");
+    sample(out, "rivet_websocket_connections_open", w.opened - w.closed);
+    line(out, "# HELP rivet_websocket_connections_total WebSocket connections opened (101 sent).");
+    line(out, "# TYPE rivet_websocket_connections_total counter");
+    sample(out, "rivet_websocket_connections_total", w.opened);
+    line(out, "# HELP rivet_websocket_messages_total WebSocket data messages, by direction.");
+    line(out, "# TYPE rivet_websocket_messages_total counter");
+    sample(out, "rivet_websocket_messages_total{direction=\"in\"}", w.messages_in);
+    sample(out, "rivet_websocket_messages_total{direction=\"out\"}", w.messages_out);
+    line(out,
+         "# HELP rivet_websocket_protocol_errors_total WebSocket connections failed for a "
+         "protocol violation (closed 1002, 1007 or 1009).");
+    line(out, "# TYPE rivet_websocket_protocol_errors_total counter");
+    sample(out, "rivet_websocket_protocol_errors_total", w.violations);
+    line(out,
+         "# HELP rivet_websocket_slow_closed_total WebSocket clients closed for reading too "
+         "slowly (their send buffer passed its limit).");
+    line(out, "# TYPE rivet_websocket_slow_closed_total counter");
+    sample(out, "rivet_websocket_slow_closed_total", w.slow_closed);
+}
+
 void read_process_stats(Snapshot& s) {
     std::ifstream statm("/proc/self/statm");
     uint64_t size = 0, resident = 0;
@@ -134,6 +157,7 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# TYPE rivet_proxy_header_refused_total counter");
     sample(out, "rivet_proxy_header_refused_total", s.serving.traffic.proxy_refused);
     tls_metrics(out, s.serving.traffic);
+    websocket_metrics(out, s.serving.traffic.websockets);
 
     line(out,
          "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "
@@ -243,6 +267,10 @@ std::string status_json(const Snapshot& s) {
                   {"full_tls13", h.full_tls13},
                   {"resumed_tls13", h.resumed_tls13}}},
                 {"failures", failures}};
+    const auto& w = s.serving.traffic.websockets;
+    j["websocket"] = {{"open", w.opened - w.closed},     {"opened", w.opened},
+                      {"messages_in", w.messages_in},    {"messages_out", w.messages_out},
+                      {"protocol_errors", w.violations}, {"slow_closed", w.slow_closed}};
     j["rss_bytes"] = s.rss_bytes;
     j["cpu_seconds"] = s.cpu_seconds;
     return j.dump();

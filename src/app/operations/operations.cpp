@@ -209,6 +209,19 @@ void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& tra
     access_log_.write(loop, r, trace.have_client ? trace.client : client_of(ex, settings()));
 }
 
+void Operations::websocket_closed(unsigned loop, const IpAddress& client, std::string_view path,
+                                  uint64_t micros, const WebSocketSummary& summary) {
+    if (!access_log_.enabled()) return;
+    AccessRecord r;
+    r.method = "GET";
+    r.target = path;
+    r.status = 101;
+    r.body_bytes = summary.bytes_out;
+    r.micros = micros;
+    r.websocket = &summary;
+    access_log_.write(loop, r, client);
+}
+
 void Operations::finish_offloaded(const Request& req, const Trace& trace, const Response& res) {
     uint64_t micros = (now_ns() - trace.start_ns) / 1000;
     metrics_.record_shared(trace.route, res.status(), micros);

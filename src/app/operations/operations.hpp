@@ -22,6 +22,7 @@
 #include "app/operations/ip_address.hpp"
 #include "app/operations/metrics.hpp"
 #include "app/operations/metrics_export.hpp"
+#include "app/operations/access_log_format.hpp"
 #include "app/operations/rate_limiter.hpp"
 #include "engine/exchange.hpp"
 
@@ -77,6 +78,9 @@ public:
     // std::exception), counted, and answered 500 by the caller.
     void handler_threw(unsigned loop, std::string_view path, const char* what);
     void count_handler_cancelled(unsigned loop) { metrics_.count_handler_cancelled(loop); }
+    // A WebSocket session ended (on its loop): its access-log line.
+    void websocket_closed(unsigned loop, const IpAddress& client, std::string_view path,
+                          uint64_t micros, const WebSocketSummary& summary);
 
     uint32_t unrouted() const { return first_pseudo_; }  // 404/405/429 and OPTIONS *
 

@@ -27,6 +27,7 @@ Response& Response::status(int code) {
     if (code < 200 || code > 599)
         throw std::invalid_argument("invalid status code " + std::to_string(code));
     status_ = code;
+    upgrade_.reset();  // an error answer in place of a 101 hands nothing over
     return *this;
 }
 

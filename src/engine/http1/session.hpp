@@ -156,7 +156,9 @@ private:
     void resume_reading();
 
     // Answering, in order (session_answer.cpp).
-    http::Framing framing_for(const http::RequestHead& head, bool close_requested) const;
+    // `switching`: the answer hands the connection over (Reply::then).
+    http::Framing framing_for(const http::RequestHead& head, bool close_requested,
+                              bool switching = false) const;
     // Into the output now when nothing before it is owed, else into the queue; returns the
     // queued slot's sequence (0: written now).
     uint64_t enqueue(const Answer& a, const http::Framing& framing);

@@ -19,11 +19,17 @@ std::string& Http1Session::output() {
     return out_.empty() ? owner_.write_buffer() : out_;
 }
 
-http::Framing Http1Session::framing_for(const http::RequestHead& head, bool close_requested) const {
+http::Framing Http1Session::framing_for(const http::RequestHead& head, bool close_requested,
+                                        bool switching) const {
     const auto& limits = owner_.config().limits;
+    // A hand-off (a 101) ends HTTP/1.1 on the connection whatever the server's own reasons to
+    // end it (the lame duck, the requests a connection may make): the next protocol has its own
+    // way to end. Only the client's "close" (or the handler's) stops it.
     bool keep =
-        head.keep_alive && !close_requested && !(owner_.winding_down() && !input_follows_) &&
-        !(limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection);
+        head.keep_alive && !close_requested &&
+        (switching ||
+         (!(owner_.winding_down() && !input_follows_) &&
+          !(limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection)));
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 
@@ -32,7 +38,8 @@ Deferred Http1Session::answer(const http::RequestHead* head, const Answer& a) {
         case Answer::Kind::Reply:
             // An answer before the streamed body ended: the rest of it is not read (the close
             // lingers).
-            enqueue(a, framing_for(*head, a.reply->close || upload_open_for(*head)));
+            enqueue(a, framing_for(*head, a.reply->close || upload_open_for(*head),
+                                   bool(a.reply->then)));
             return {};
         case Answer::Kind::Simple:
             enqueue(a, framing_for(*head, upload_open_for(*head)));

@@ -31,8 +31,10 @@ struct DeflateParams {
 // Reads a client's Sec-WebSocket-Extensions values (several offers, in order of preference)
 // and picks the first permessage-deflate offer the server can accept. True: `params` and
 // `response` (the value for the 101's Sec-WebSocket-Extensions) are set. False with
-// `malformed` set: a permessage-deflate offer was syntactically bad or had an unknown or repeated
-// parameter: the handshake fails (400). False otherwise: no acceptable offer, no extension.
+// `malformed` set: the header could not be parsed at all (RFC 6455 §9.1's grammar): the
+// handshake fails (400). False otherwise: no acceptable offer, no extension. An offer with an
+// unknown, repeated or badly valued parameter, or server_max_window_bits=8, is declined (RFC 7692
+// §5.1, §7) and the next one tried. Not looked at when `config.enabled` is false.
 bool negotiate_deflate(std::string_view offers, const DeflateConfig& config, DeflateParams& params,
                        std::string& response, bool& malformed);
 

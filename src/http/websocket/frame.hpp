@@ -84,6 +84,7 @@ void append_frame(std::string& out, Opcode op, std::string_view payload, bool fi
 size_t write_frame_head(char out[14], Opcode op, uint64_t payload_length, bool fin = true,
                         bool rsv1 = false);
 // A close frame's payload: the code, then the reason cut to fit 123 bytes on a UTF-8 boundary.
+// kNoStatus (or kAbnormal), never on the wire, gives an empty payload.
 void append_close_frame(std::string& out, uint16_t code, std::string_view reason);
 
 // Client frames: masked with `mask_key` (the load generator, tests).

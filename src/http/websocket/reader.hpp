@@ -58,17 +58,32 @@ public:
     size_t buffered() const { return partial_.size() + message_.size(); }
 
 private:
-    // Implementation's own: partial frame bytes, the message being assembled, its opcode,
-    // whether it is compressed, the UTF-8 state, the current frame head and its offset...
+    enum class Step { Go, Stopped, Closed, Refused };
+    Step refuse(uint16_t code, const char* reason);
+    Step read_head(char* data, size_t len, size_t& pos);
+    Step start_frame();  // the message-level checks once a head is read
+    // A piece of a data frame's payload, unmasked, not taken whole; `frame_end`: its last.
+    Step payload_piece(const char* piece, size_t n, bool frame_end);
+    Step finish_data_frame();
+    Step deliver(Opcode opcode, std::string_view payload);
+    Step control(std::string_view payload);
+    void end_message();
+
     ReaderLimits limits_;
     Inflater* inflater_;
+    ReaderEvents* events_ = nullptr;  // during feed()
+    FrameRules rules_;
     Violation violation_;
-    std::string partial_;  // an unfinished frame (head, or payload of a fragment or control)
-    std::string message_;  // a fragmented or compressed message being assembled
+    std::string partial_;  // an unfinished head, or the payload of an unfinished control frame
+    std::string message_;  // a message arriving in pieces: fragments joined, or inflated
     Utf8Validator utf8_;
+    FrameHead head_;
+    bool have_head_ = false;                        // head_ is read; its payload is arriving
+    uint64_t received_ = 0;                         // bytes of head_'s payload read so far
     Opcode message_opcode_ = Opcode::Continuation;  // Continuation: no message in progress
     bool message_compressed_ = false;
     bool closed_ = false;
+    bool refused_ = false;
 };
 
 }  // namespace rivet::http::ws
