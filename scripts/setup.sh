@@ -71,3 +71,21 @@ for module in pytest prometheus_client brotli zstandard websockets; do
     python3 -m pip install -q "$module"
   fi
 done
+
+# Pinned Python packages of the WebSocket tests: kosoku runs the Autobahn|Testsuite cases on
+# Python 3 (test_websocket_autobahn.py); websockets is a real client there and the Chromium
+# test's DevTools protocol client (test_websocket_clients.py).
+declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4)
+for pkg in "${!pinned[@]}"; do
+  have=$(python3 -c "import importlib.metadata as m; print(m.version('$pkg'))" 2>/dev/null || true)
+  if [ "$have" != "${pinned[$pkg]}" ]; then
+    echo "setup: installing $pkg==${pinned[$pkg]}"
+    python3 -m pip install -q "$pkg==${pinned[$pkg]}"
+  fi
+done
+
+# The Go WebSocket client's module (tests/e2e/clients/go: github.com/coder/websocket) into the
+# module cache, so that the test builds it without the network; nothing when already there.
+if command -v go >/dev/null 2>&1; then
+  (cd "$(dirname "$0")/../tests/e2e/clients/go" && go mod download)
+fi
