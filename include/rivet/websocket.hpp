@@ -63,7 +63,8 @@ struct WebSocketOptions {
     int compression_level = 6;         // zlib, 1..9
     size_t compression_min_size = 64;  // shorter messages are sent uncompressed
     // Queued output past which send() says Backpressure, and past which the client is closed
-    // as too slow (counted in rivet_websocket_slow_closed_total).
+    // as too slow (counted in rivet_websocket_slow_closed_total) when a send finds output still
+    // waiting: one message alone may be larger.
     size_t send_high_water = 1u << 20;
     size_t send_limit = 16u << 20;
     // Nothing received for ping_interval: a ping goes out; for idle_timeout: closed 1001.

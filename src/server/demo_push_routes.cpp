@@ -10,6 +10,10 @@ namespace rivet::server {
 
 void add_push_routes(App& app, std::shared_ptr<EventHub> events) {
     WebSocketBehavior echo;
+    // A mirror compresses what it was sent compressed, small messages too (Autobahn's 12.*.1
+    // and 13.*.1 send 16 bytes; kosoku 0.1.0 fails on an uncompressed answer there, which
+    // RFC 7692 allows).
+    echo.options.compression_min_size = 0;
     echo.on_message = [](WebSocket& ws, std::string_view message, MessageKind kind) {
         ws.send(message, kind);
     };

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from rivet_e2e import SLOW
+from rivet_e2e import SANITIZED, SLOW
 from tls_e2e import start_tls
 
 KOSOKU = shutil.which("kosoku")
@@ -100,8 +100,13 @@ def check_run(cases: dict, elapsed: float, status: int, outdir: Path, expected_c
 
 def test_autobahn_plain(rivet, tmp_path):
     srv = rivet()
-    cases, elapsed, status = run_kosoku(f"ws://{srv.host}:{srv.port}{PATH}", tmp_path / "report")
-    check_run(cases, elapsed, status, tmp_path / "report", ALL_CASES, "ws://")
+    # Under ASan/UBSan (make asan) the large compression cases would take most of an hour: the
+    # sanitized build runs the same subset as the wss:// pass (every section, every deflate
+    # offer, sizes up to 8 KiB); the release build runs the whole suite.
+    exclude, expected = (TLS_EXCLUDE, TLS_CASE_COUNT) if SANITIZED else ((), ALL_CASES)
+    cases, elapsed, status = run_kosoku(f"ws://{srv.host}:{srv.port}{PATH}", tmp_path / "report",
+                                        exclude)
+    check_run(cases, elapsed, status, tmp_path / "report", expected, "ws://")
     assert srv.alive()
 
 

@@ -25,7 +25,8 @@ class WebSocketSession;
 struct WebSocketConfig {
     http::ws::ReaderLimits limits;
     // Queued output past which send() says Backpressure (the application should wait for
-    // on_drain), and past which the client is too slow: closed (1008), counted.
+    // on_drain), and past which the client is too slow: closed (1008), counted (when output
+    // was already waiting: one message alone may be larger).
     size_t send_high_water = 1u << 20;
     size_t send_limit = 16u << 20;
     uint64_t ping_ms = 30'000;   // nothing received for this long: a ping goes out (0: never)
@@ -152,7 +153,7 @@ private:
     // Appends a frame to the output (compressed when agreed and worth it) and, outside a
     // batch, writes it.
     SendResult queue_frame(http::ws::Opcode opcode, std::string_view payload, bool compress);
-    SendResult after_queue();
+    SendResult after_queue(size_t waiting_before);
     void flush();
     void after_flush();
     void update_interest();

@@ -20,6 +20,7 @@ WebSocketSession::SendResult WebSocketSession::send(Opcode opcode, std::string_v
 // one window for both: our next message must not point into data it did not see from us).
 WebSocketSession::SendResult WebSocketSession::send(const PreparedMessage& message) {
     if (state_ != State::Open) return SendResult::Dropped;
+    const size_t waiting_before = buffered();
     const std::string* frame = &message.plain();
     if (deflater_) {
         const std::string& packed = message.compressed(
@@ -34,12 +35,13 @@ WebSocketSession::SendResult WebSocketSession::send(const PreparedMessage& messa
     counters_.bytes_out += message.payload_size();
     LoopStats::bump(owner_.stats().websocket_messages_out);
     LoopStats::bump(owner_.stats().websocket_bytes_out, message.payload_size());
-    return after_queue();
+    return after_queue(waiting_before);
 }
 
 WebSocketSession::SendResult WebSocketSession::queue_frame(Opcode opcode, std::string_view payload,
                                                            bool compress) {
     const bool data = !http::ws::is_control(opcode);
+    const size_t waiting_before = buffered();
     if (data) {
         ++counters_.messages_out;
         counters_.bytes_out += payload.size();
@@ -80,15 +82,18 @@ WebSocketSession::SendResult WebSocketSession::queue_frame(Opcode opcode, std::s
         transport.write_progress_ms = owner_.loop().now_ms();  // the clock starts now
         update_interest();
         arm_timer();
-        return after_queue();
+        return after_queue(waiting_before);
     }
     out_.append(head, head_len);
     out_.append(payload);
-    return after_queue();
+    return after_queue(waiting_before);
 }
 
-WebSocketSession::SendResult WebSocketSession::after_queue() {
-    if (buffered() > config_.send_limit) {
+WebSocketSession::SendResult WebSocketSession::after_queue(size_t waiting_before) {
+    // Too slow: output was still waiting when this message came, and the two together pass the
+    // limit. A message alone may be as large as the application likes (one of max_message
+    // echoed back needs the limit plus its frame head).
+    if (waiting_before > 0 && buffered() > config_.send_limit) {
         // The client reads slower than it is sent to: its output stops here (uWebSockets'
         // closeOnBackpressureLimit); no close frame could reach it past the queue anyway.
         close_reason_ = "the client reads too slowly (send buffer limit)";
