@@ -25,7 +25,8 @@ def chat_between_page_and_client(page, page_url, ws_url, ssl_context=None):
         page.navigate(page_url)
     except RuntimeError as e:
         pytest.skip(f"chromium cannot load the page here: {e}")
-    page.wait_for("document.body && document.body.dataset.ws === 'open' && document.body.dataset.sse === 'open'")
+    page.wait_for("document.body && document.body.dataset.ws === 'open'"
+                  " && document.body.dataset.sse === 'open'")
     assert page.evaluate("document.body.dataset.wsUrl") == ws_url
 
     with ws_connect(ws_url, ssl=ssl_context, open_timeout=10 * SLOW) as peer:
