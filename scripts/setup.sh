@@ -64,7 +64,7 @@ fi
 # exposition with Prometheus' own parser); brotli and zstandard (the compression tests decode
 # with the reference libraries' bindings; gzip is in the standard library); websockets (the
 # WebSocket load generator's own test, bench/test_ws_bench.py, checks it against an independent
-# server).
+# server; the e2e tests of examples/notes_feed.cpp and public/chat.html use it as a client).
 for module in pytest prometheus_client brotli zstandard websockets; do
   if ! python3 -c "import $module" >/dev/null 2>&1; then
     echo "setup: installing $module"

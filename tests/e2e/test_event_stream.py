@@ -12,9 +12,9 @@ import time
 
 import pytest
 
+from chromium import CHROMIUM, headless_command
 from rivet_e2e import SLOW
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CURL = shutil.which("curl")
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -182,10 +182,8 @@ def test_eventsource_in_headless_chromium_reconnects_with_last_event_id(rivet, t
     state = ""
     for budget in (4000, 15000):  # virtual time; a busy machine may need the longer one
         p = subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-             f"--virtual-time-budget={budget}", "--dump-dom", url],
+            headless_command(tmp_path / "profile", f"--virtual-time-budget={budget}",
+                             "--dump-dom", url),
             capture_output=True, text=True, timeout=90 * SLOW)
         if p.returncode != 0:
             pytest.skip(f"chromium cannot run here: {p.stderr[-500:]}")

@@ -1,10 +1,14 @@
 """The shipped examples, built with the project, on a real socket: what a new user copies must
 answer a client's mistakes with a 4xx, never a 500."""
+import http.client
 import json
+import signal
 import time
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as ws_connect
 
 from rivet_e2e import BIN, SLOW
 
@@ -106,3 +110,105 @@ def test_todo_api_front_page_cpu_route_and_slow_dependency(todo_api):
         c.close()
     elapsed = time.monotonic() - start
     assert elapsed < 2.0 * SLOW, f"20 waits of 200 ms took {elapsed:.2f} s: they did not overlap"
+
+
+@pytest.fixture
+def notes_feed(rivet):
+    return rivet(command=[EXAMPLES / "example_notes_feed", 0, "test-token"], root=None)
+
+
+WRITER = {"Authorization": "Bearer test-token", "Content-Type": "application/json"}
+
+
+class SseClient:
+    """GET /feed/events on its own connection; next() reads one event as a dict of its fields."""
+
+    def __init__(self, srv, last_event_id=None):
+        self.conn = http.client.HTTPConnection(srv.host, srv.port, timeout=10 * SLOW)
+        headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
+        self.conn.request("GET", "/feed/events", headers=headers)
+        self.resp = self.conn.getresponse()
+        assert self.resp.status == 200, self.resp.status
+        assert self.resp.getheader("Content-Type").startswith("text/event-stream")
+
+    def next(self):
+        """The next event's fields; None at the end of the stream."""
+        fields = {}
+        while True:
+            line = self.resp.readline()
+            if not line:
+                return None
+            line = line.decode().rstrip("\n")
+            if not line:
+                if "data" in fields:
+                    return fields
+                continue  # a blank line after a comment
+            if line.startswith(":"):
+                continue  # a heartbeat
+            name, _, value = line.partition(": ")
+            fields[name] = value
+
+    def close(self):
+        self.conn.close()
+
+
+def test_notes_feed_pushes_changes_to_websocket_and_sse_and_resumes(notes_feed):
+    srv = notes_feed
+    with ws_connect(f"ws://{srv.host}:{srv.port}/feed", open_timeout=10 * SLOW) as ws:
+        check_notes_feed(srv, ws)
+
+
+def check_notes_feed(srv, ws):
+    """Writes with and without the token, the changes on both feeds, an SSE resume, SIGTERM."""
+    sse = SseClient(srv)
+    # Writes need the token; reads do not.
+    r = srv.post("/notes", '{"text": "nope"}')
+    assert r.status == 401 and r.header("WWW-Authenticate") == "Bearer", r
+    for body in ('{"text": ', '{"title": "x"}', '{"text": ""}', "[1]"):
+        r = srv.post("/notes", body, headers=WRITER)
+        assert r.status == 400 and json.loads(r.body)["error"], (body, r)
+
+    # The subscriptions are in place once the WebSocket's open and the SSE head came; the first
+    # note then reaches both.
+    r = srv.post("/notes", '{"text": "buy milk"}', headers=WRITER)
+    assert r.status == 201, r
+    note = json.loads(r.body)
+    assert note == {"id": note["id"], "text": "buy milk"}
+    created = {"id": 1, "type": "created", "note": note}
+    assert json.loads(ws.recv(timeout=10 * SLOW)) == created
+    event = sse.next()
+    assert event["id"] == "1" and json.loads(event["data"]) == created, event
+
+    second = json.loads(srv.post("/notes", '{"text": "call home"}', headers=WRITER).body)
+    assert srv.request("DELETE", f"/notes/{note['id']}").status == 401
+    assert srv.request("DELETE", f"/notes/{note['id']}", headers=WRITER).status == 204
+    assert srv.request("DELETE", f"/notes/{note['id']}", headers=WRITER).status == 404
+    assert json.loads(srv.get("/notes").body) == [second]
+    later = [{"id": 2, "type": "created", "note": second},
+             {"id": 3, "type": "deleted", "note": {"id": note["id"]}}]
+    assert [json.loads(ws.recv(timeout=10 * SLOW)) for _ in later] == later
+    got = [sse.next() for _ in later]
+    assert [(e["id"], json.loads(e["data"])) for e in got] == [("2", later[0]), ("3", later[1])]
+
+    # A reconnect that saw event 1 gets 2 and 3 again, then what comes next: nothing repeated.
+    sse.close()
+    again = SseClient(srv, last_event_id="1")
+    assert [(e["id"], json.loads(e["data"])) for e in (again.next(), again.next())] == [
+        ("2", later[0]), ("3", later[1])]
+    third = json.loads(srv.post("/notes", '{"text": "water plants"}', headers=WRITER).body)
+    event = again.next()
+    assert event["id"] == "4" and json.loads(event["data"])["note"] == third, event
+    assert json.loads(ws.recv(timeout=10 * SLOW))["note"] == third
+
+    # SIGTERM: the SSE stream ends, the WebSocket is closed "going away", the process exits 0,
+    # promptly although both clients stay.
+    start = time.monotonic()
+    srv.proc.send_signal(signal.SIGTERM)
+    assert again.next() is None
+    with pytest.raises(ConnectionClosed) as closed:
+        ws.recv(timeout=10 * SLOW)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001, closed.value
+    assert srv.wait(10 * SLOW) == 0
+    elapsed = time.monotonic() - start
+    assert elapsed < 5 * SLOW, f"stopping with a feed open took {elapsed:.1f} s"
+    again.close()

@@ -1,15 +1,13 @@
 """GET /status: a self-contained page whose charts fill from /status.json, checked in headless
 Chromium (no console message at all, data in every chart that has some)."""
 import re
-import shutil
 import subprocess
 import threading
 
 import pytest
 
+from chromium import CHROMIUM, headless_command
 from rivet_e2e import SLOW
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def test_status_json_fields(server):
@@ -44,9 +42,9 @@ def test_page_in_headless_chromium(server, tmp_path):
     t.start()
     try:
         p = subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-             "--v=0", f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=4000",
-             "--dump-dom", f"http://{server.host}:{server.port}/status"],
+            headless_command(tmp_path / "profile", "--enable-logging=stderr", "--v=0",
+                             "--virtual-time-budget=4000", "--dump-dom",
+                             f"http://{server.host}:{server.port}/status"),
             capture_output=True, text=True, timeout=60 * SLOW)
     finally:
         stop.set()
