@@ -214,10 +214,10 @@ uint16_t App::start(const RunOptions& options) {
     }
     // Pub/sub: each loop delivers to its own subscribers (app/websocket/topics.hpp).
     Impl* impl = impl_.get();
-    impl_->topics = std::make_unique<app::Topics>(
-        impl_->server->threads(), [impl](unsigned i, std::function<void()> task) {
-            impl->server->loop(i).post(std::move(task));
-        });
+    impl_->topics = std::make_unique<app::Topics>(impl_->server->threads(),
+                                                  [impl](unsigned i, std::function<void()> task) {
+                                                      impl->server->loop(i).post(std::move(task));
+                                                  });
     for (auto& route : impl_->websocket_routes) {
         route->topics = impl_->topics.get();
         route->ops = impl_->ops.get();

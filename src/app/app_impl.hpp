@@ -72,7 +72,7 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     std::vector<std::shared_ptr<app::WebSocketRoute>> websocket_routes;
     std::unique_ptr<app::Topics> topics;  // while running
     ShutdownSignal shutdown;  // fired once, at the stop's first sign (App::shutdown_signal)
-    std::unique_ptr<app::EventLoops> loops;        // rivet::EventLoop of each I/O loop
+    std::unique_ptr<app::EventLoops> loops;  // rivet::EventLoop of each I/O loop
 
     // --- app_tls.cpp --- TLS: the context is replaced by reloads (on the thread that
     // reconfigures); what the loops read is fixed before they start.

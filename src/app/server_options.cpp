@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "app/websocket/websocket_core.hpp"
 #include "app/request/stream_access.hpp"
+#include "app/websocket/websocket_core.hpp"
 #include "core/field_count.hpp"
 
 namespace rivet::app {

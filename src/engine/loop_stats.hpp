@@ -39,7 +39,7 @@ inline size_t websocket_close_kind(uint16_t code) {
 }
 inline std::string_view websocket_close_label(size_t kind) {
     constexpr std::string_view labels[kWebSocketCloseKinds] = {
-        "1000", "1001", "1002", "1003", "1004", "1005", "1006",        "1007", "1008",
+        "1000", "1001", "1002", "1003", "1004", "1005", "1006", "1007",        "1008",
         "1009", "1010", "1011", "1012", "1013", "1014", "1015", "application", "other"};
     return labels[kind];
 }

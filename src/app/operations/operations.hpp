@@ -19,10 +19,10 @@
 #include <rivet/response.hpp>
 
 #include "app/operations/access_log.hpp"
+#include "app/operations/access_log_format.hpp"
 #include "app/operations/ip_address.hpp"
 #include "app/operations/metrics.hpp"
 #include "app/operations/metrics_export.hpp"
-#include "app/operations/access_log_format.hpp"
 #include "app/operations/rate_limiter.hpp"
 #include "engine/exchange.hpp"
 

@@ -17,7 +17,7 @@ struct DeflateConfig {
     bool server_no_context_takeover = false;
     uint8_t server_max_window_bits = 15;  // 9..15: the window the server compresses with
     int level = 6;                        // zlib's compression level, 1..9
-    size_t min_size = 0;  // messages shorter than this are sent uncompressed
+    size_t min_size = 0;                  // messages shorter than this are sent uncompressed
 };
 
 // The agreed parameters of one connection.

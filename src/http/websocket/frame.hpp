@@ -19,7 +19,9 @@ enum class Opcode : uint8_t {
     Pong = 0xA,
 };
 
-inline bool is_control(Opcode op) { return (uint8_t(op) & 0x8) != 0; }
+inline bool is_control(Opcode op) {
+    return (uint8_t(op) & 0x8) != 0;
+}
 
 // Close codes (RFC 6455 §7.4.1) the server sends.
 namespace close_code {
@@ -58,8 +60,8 @@ struct Violation {
 };
 
 struct FrameRules {
-    bool expect_masked = true;  // a server's reader: every client frame is masked (§5.1)
-    bool rsv1_allowed = false;  // permessage-deflate was negotiated
+    bool expect_masked = true;       // a server's reader: every client frame is masked (§5.1)
+    bool rsv1_allowed = false;       // permessage-deflate was negotiated
     uint64_t max_frame = 16u << 20;  // payload bytes; past it: 1009
 };
 
