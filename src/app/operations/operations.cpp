@@ -152,7 +152,9 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
         trace.route = first_pseudo_ + kHealth;
         Response res;
         if (lame_duck_.load(std::memory_order_relaxed))
-            res.status(503).text("draining");
+            // "Connection: close" here, not only from the loop's own lame-duck flag: that one is
+            // set by a task posted to each loop, which a request on it may come before.
+            res.status(503).text("draining").close_connection(true);
         else
             res.text("ok");
         ex.respond(view_of(res));
