@@ -1,0 +1,146 @@
+"""HTTP/2 conformance: h2spec's full run (the generic, HTTP/2 and HPACK suites: 145 cases)
+against rivet over TLS (ALPN h2) and over h2c (prior knowledge on the plain port); every case
+must pass (none failed, none skipped). h2spec's JUnit report (-j) names the cases that did not.
+
+With --no-http2: ALPN gives http/1.1 and the h2c preface is refused with HTTP/1.1's answer.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from h2_e2e import PREFACE
+from rivet_e2e import SLOW
+from tls_e2e import client_context, start_tls
+
+H2SPEC_CASES = 145
+
+
+def find_h2spec() -> str | None:
+    """h2spec on the PATH, else where scripts/setup.sh puts it: `go env GOBIN` or GOPATH/bin."""
+    found = shutil.which("h2spec")
+    if found:
+        return found
+    go = shutil.which("go")
+    if go is None:
+        return None
+    for var in ("GOBIN", "GOPATH"):
+        p = subprocess.run([go, "env", var], capture_output=True, text=True, timeout=60)
+        base = p.stdout.strip().split(os.pathsep)[0] if p.returncode == 0 else ""
+        if base:
+            candidate = Path(base) / "h2spec" if var == "GOBIN" else Path(base) / "bin" / "h2spec"
+            if candidate.exists():
+                return str(candidate)
+    return None
+
+
+H2SPEC = find_h2spec()
+
+
+def h2spec_results(report: Path) -> list[dict]:
+    """Every case of an h2spec JUnit report: {"id": "http2/6.9.2/2", "title", "outcome"
+    ("passed", "failed", "skipped"), "message"}. The id is the suite's package and the case's
+    position in it, as h2spec numbers them (`h2spec http2/6.9.2/2` runs that one)."""
+    cases = []
+    for suite in ET.parse(report).getroot().iter("testsuite"):
+        for i, case in enumerate(suite.iter("testcase"), start=1):
+            outcome, message = "passed", ""
+            for tag in ("failure", "error"):
+                bad = case.find(tag)
+                if bad is not None:
+                    # h2spec's text: the frames it expected, one a line, then the one it got.
+                    lines = (bad.text or bad.get("message") or "").strip().splitlines()
+                    message = f"expected: {' | '.join(lines[:-1])}; got: {lines[-1] if lines else ''}"
+                    outcome = "failed"
+            if case.find("skipped") is not None:
+                outcome = "skipped"
+            cases.append({"id": f"{suite.get('package')}/{i}", "title": case.get("classname"),
+                          "outcome": outcome, "message": message})
+    return cases
+
+
+def run_h2spec(port: int, tls: bool, tmp_path: Path) -> list[dict]:
+    report = tmp_path / f"h2spec-{'tls' if tls else 'h2c'}.xml"
+    args = [H2SPEC, "-h", "127.0.0.1", "-p", str(port), "-P", "/", "-o", str(int(10 * SLOW)),
+            "-j", str(report)]
+    if tls:
+        args += ["-t", "-k"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=900 * SLOW)
+    assert report.exists(), f"h2spec wrote no report (exit {p.returncode}):\n{p.stdout[-3000:]}"
+    (tmp_path / "h2spec.stdout").write_text(p.stdout)
+    return h2spec_results(report)
+
+
+def assert_all_pass(cases: list[dict]) -> None:
+    bad = [c for c in cases if c["outcome"] != "passed"]
+    lines = [f"{c['id']} {c['outcome']}: {c['title']}\n    " + c["message"].replace("\n", "\n    ")
+             for c in bad]
+    assert not bad, f"{len(bad)} of {len(cases)} h2spec cases did not pass:\n" + "\n".join(lines)
+    assert len(cases) == H2SPEC_CASES, f"{len(cases)} cases, expected {H2SPEC_CASES}"
+
+
+needs_h2spec = pytest.mark.skipif(H2SPEC is None, reason="h2spec is not installed "
+                                  "(scripts/setup.sh builds it with go install)")
+
+
+@needs_h2spec
+def test_h2spec_over_tls(rivet, tls_certs, tmp_path):
+    srv = start_tls(rivet, tls_certs)
+    assert_all_pass(run_h2spec(srv.tls_port, True, tmp_path))
+    assert srv.get("/hello").status == 200
+
+
+@needs_h2spec
+def test_h2spec_over_h2c(rivet, tmp_path):
+    srv = rivet()
+    assert_all_pass(run_h2spec(srv.port, False, tmp_path))
+    assert srv.get("/hello").status == 200
+
+
+def alpn_of(srv, certs, offer) -> str | None:
+    ctx = client_context(certs)
+    ctx.set_alpn_protocols(offer)
+    with socket.create_connection((srv.host, srv.tls_port), timeout=10 * SLOW) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            return s.selected_alpn_protocol()
+
+
+def test_alpn_prefers_h2(rivet, tls_certs):
+    srv = start_tls(rivet, tls_certs)
+    assert alpn_of(srv, tls_certs, ["h2", "http/1.1"]) == "h2"
+    assert alpn_of(srv, tls_certs, ["http/1.1", "h2"]) == "h2"  # the server's preference
+    assert alpn_of(srv, tls_certs, ["http/1.1"]) == "http/1.1"
+
+
+def test_no_http2_offers_only_http11(rivet, tls_certs):
+    srv = start_tls(rivet, tls_certs, "--no-http2")
+    assert alpn_of(srv, tls_certs, ["h2", "http/1.1"]) == "http/1.1"
+    try:
+        got = alpn_of(srv, tls_certs, ["h2"])
+    except ssl.SSLError:
+        got = "refused"  # no_application_protocol alert: as good as not choosing h2
+    assert got in (None, "refused"), got
+
+
+def test_no_http2_refuses_the_h2c_preface(rivet):
+    """The preface is `PRI * HTTP/2.0` to an HTTP/1.1 parser: a 400 or 505, then a close."""
+    srv = rivet(args=("--threads", "2", "--workers", "2", "--no-http2"))
+    with socket.create_connection((srv.host, srv.port), timeout=10 * SLOW) as s:
+        s.sendall(PREFACE)
+        got = b""
+        while b"\r\n" not in got:
+            piece = s.recv(4096)
+            if not piece:
+                break
+            got += piece
+    status_line = got.split(b"\r\n", 1)[0]
+    assert status_line.startswith(b"HTTP/1.1 4") or status_line.startswith(b"HTTP/1.1 505"), got
+    assert status_line.split()[1] in (b"400", b"505"), got
+    assert srv.get("/hello").status == 200
