@@ -220,7 +220,8 @@ def test_hpack_bomb(srv):
         block += b"\x40\x06x-bomb" + hpack_length(4000) + b"b" * 4000
         block += b"\xbe" * 2000  # indexed field 62, again and again
         f = HeadersFrame(sid, block)
-        f.flags.update(("END_HEADERS", "END_STREAM"))
+        f.flags.add("END_HEADERS")
+        f.flags.add("END_STREAM")
         c.send(f.serialize())
         probe(srv)
         expect_calm(c, "hpack", watch)
@@ -279,7 +280,8 @@ def test_header_list_over_the_limit(srv):
         block = c.encoder.encode(c.request_headers("/hello", extra=big), huffman=True)
         assert len(block) < 16384
         f = HeadersFrame(sid, block)
-        f.flags.update(("END_HEADERS", "END_STREAM"))
+        f.flags.add("END_HEADERS")
+        f.flags.add("END_STREAM")
         c.send(f.serialize())
         headers, _ = c.response(sid, timeout=30)
         assert headers[":status"] == "431", headers

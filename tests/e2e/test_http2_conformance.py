@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from h2_e2e import PREFACE
+from hyperframe.frame import SettingsFrame, WindowUpdateFrame
+
+from h2_e2e import PREFACE, h2_tls, h2c
 from rivet_e2e import SLOW
 from tls_e2e import client_context, start_tls
 
@@ -57,7 +59,8 @@ def h2spec_results(report: Path) -> list[dict]:
                 if bad is not None:
                     # h2spec's text: the frames it expected, one a line, then the one it got.
                     lines = (bad.text or bad.get("message") or "").strip().splitlines()
-                    message = f"expected: {' | '.join(lines[:-1])}; got: {lines[-1] if lines else ''}"
+                    got = lines[-1] if lines else ""
+                    message = f"expected: {' | '.join(lines[:-1])}; got: {got}"
                     outcome = "failed"
             if case.find("skipped") is not None:
                 outcome = "skipped"
@@ -102,6 +105,25 @@ def test_h2spec_over_h2c(rivet, tmp_path):
     srv = rivet()
     assert_all_pass(run_h2spec(srv.port, False, tmp_path))
     assert srv.get("/hello").status == 200
+
+
+@pytest.mark.parametrize("tls", [True, False], ids=["tls", "h2c"])
+def test_server_settings(rivet, tls_certs, tls):
+    """The SETTINGS of the contract, and the connection window raised to 16 MiB."""
+    srv = start_tls(rivet, tls_certs)
+    with (h2_tls(srv, tls_certs) if tls else h2c(srv)) as c:
+        first = c.wait_for(lambda f: True, what="the server's first frame")
+        assert isinstance(first, SettingsFrame) and "ACK" not in first.flags, c.summary()
+        s = first.settings
+        assert s.get(SettingsFrame.MAX_CONCURRENT_STREAMS) == 100, s
+        assert s.get(SettingsFrame.INITIAL_WINDOW_SIZE) == 1 << 20, s
+        assert s.get(SettingsFrame.MAX_HEADER_LIST_SIZE) == 16384, s
+        assert s.get(SettingsFrame.ENABLE_PUSH, 0) == 0, s  # a server may only send 0
+        raise_ = c.wait_for(lambda f: isinstance(f, WindowUpdateFrame) and f.stream_id == 0,
+                            what="the connection's WINDOW_UPDATE")
+        assert 65535 + raise_.window_increment == 16 << 20, raise_.window_increment
+        headers, body = c.response(c.request("/hello"))
+        assert headers[":status"] == "200" and body == b"Hello, World!"
 
 
 def alpn_of(srv, certs, offer) -> str | None:
