@@ -48,6 +48,7 @@ struct RequestHead {
     std::string_view query;      // the part after '?', without the '?' (nor any '#...'); or empty
     std::string_view authority;  // host[:port] of absolute- or authority-form, else Host
     uint8_t version_minor = 1;   // HTTP/1.<minor>; only 0 and 1 are accepted
+    uint8_t version_major = 1;   // 2: an HTTP/2 stream's request (engine/http2/), minor 0
     std::span<const Header> headers;  // views into the caller's header storage
     BodyFraming framing = BodyFraming::None;
     uint64_t content_length = 0;   // when framing == ContentLength
