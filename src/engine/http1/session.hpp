@@ -35,7 +35,7 @@ namespace rivet::engine {
 
 class IoThread;
 
-class Http1Session final : public Session, public Responder {
+class Http1Session final : public Session, public Responder, public BodyOwner {
 public:
     enum class Phase : uint8_t {
         Head,       // reading a request head (an idle keep-alive connection too)
@@ -74,8 +74,8 @@ public:
 
     // Called by BodySource (session_stream.cpp): the handler asks for the next piece, or for
     // one that is ready now (true: a piece, the end or an error is in `s`).
-    void upload_asked();
-    bool upload_take(BodyStream& s);
+    void upload_asked() override;
+    bool upload_take(BodyStream& s) override;
 
 private:
     // Unfinished input up to this size is re-read through the loop's shared buffer.
@@ -148,6 +148,7 @@ private:
     void fail(int status, const char* reason, const http::RequestHead* head = nullptr,
               uint64_t slot = 0);
     void serve_buffered();
+    bool begins_http2(std::string_view input);
 
     // Streamed bodies (session_stream.cpp).
     void start_upload(const http::RequestHead& head, std::string_view head_bytes,
