@@ -101,6 +101,9 @@ private:
         std::shared_ptr<StreamProducer> stream;  // the body being streamed now
         StreamWaker waker;                       // its link, given to every call of it
         FileBody file;                           // or the file being sent now
+        // The stream's or file's trailers, sent in its last chunk (chunked HTTP/1.1 only):
+        // read when the producer says Done, or when the file's last byte has left.
+        std::shared_ptr<Trailers> trailers;
         bool stream_chunked = false;
         // The producer said Waiting: it is not called, and nothing is asked of epoll for it,
         // until its waker resumes it (or the drain ends it).
@@ -180,8 +183,10 @@ private:
     void send_continue();
     void pump_stream();
     void start_stream(std::shared_ptr<StreamProducer> producer);
-    void finish_stream();  // the last chunk; answers queued behind it may go
-    void drop_stream();    // the producer is released, its wakers closed
+    // The last chunk (with the trailers when `complete`: the producer said Done, not a drain
+    // or close cutting it short); answers queued behind it may go.
+    void finish_stream(bool complete);
+    void drop_stream();  // the producer is released, its wakers closed
     bool stream_waiting() const { return pending_ && pending_->stream && pending_->stream_waiting; }
     void watch_peer_while_waiting();
     std::string& output();
