@@ -97,6 +97,7 @@ private:
     void submit_fields(bool with_body);
     void release_budget();
     void drop_producer();
+    void end_body(uint32_t* flags);
     Deferred defer();
 
     Http2Session& session_;
@@ -132,7 +133,8 @@ private:
     std::shared_ptr<StreamProducer> producer_;
     StreamWaker waker_;
     bool producer_done_ = false;
-    bool producer_said_wait_ = false;  // its last call said Waiting: not called before a wake
+    std::shared_ptr<Trailers> trailers_;  // sent after the body, if it ends complete
+    bool producer_said_wait_ = false;     // its last call said Waiting: not called before a wake
 };
 
 }  // namespace rivet::engine
