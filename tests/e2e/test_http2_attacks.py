@@ -114,24 +114,24 @@ def test_rapid_reset(rivet, tls_certs, transport):
 
 @pytest.mark.parametrize("variant", ["empty_frames", "large_block"])
 def test_continuation_flood(srv, variant):
-    """CVE-2024-27316: a header block that never ends, as many empty CONTINUATION frames or as
-    one that grows past the header limit."""
+    """CVE-2024-27316: a header block that never ends (no END_HEADERS), continued by CONTINUATION
+    frames that are empty or full of valid header fields (each field within HPACK decoders'
+    own per-field limits, so that only the block's length can stop it)."""
     watch = Watch(srv)
     with h2c(srv) as c:
         handshake(c)
         sid = c.new_stream_id()
-        # A literal header whose value is announced as 64 MiB long: the block cannot end early.
-        block = c.encoder.encode(c.request_headers("/hello"))
-        block += b"\x00\x07x-flood" + hpack_length(64 << 20)
-        c.send(HeadersFrame(sid, block).serialize())  # no END_HEADERS
+        c.send(HeadersFrame(sid, c.encoder.encode(c.request_headers("/hello"))).serialize())
         if variant == "empty_frames":
             frame = continuation(sid, b"", end=False).serialize()
-            c.send(frame * 16)
+            c.send(frame * 4)
             probe(srv)
             flood(c, frame * 100)
         else:
-            frame = continuation(sid, b"a" * 16384, end=False).serialize()
-            c.send(continuation(sid, b"a" * 4096, end=False).serialize())
+            # Literal fields without indexing, new name, 4000-byte values: 4 to a frame.
+            field = b"\x00\x07x-flood" + hpack_length(4000) + b"f" * 4000
+            frame = continuation(sid, field * 4, end=False).serialize()
+            c.send(continuation(sid, field, end=False).serialize())
             probe(srv)
             flood(c, frame * 8)
         expect_calm(c, "continuation", watch)
