@@ -77,6 +77,9 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
         // A protocol switch (101) has no meaning on a stream (RFC 9113 §8.6).
         return submit_simple(501, "Not Implemented: no protocol switch over HTTP/2\n", {});
     }
+    // An answer that ends its connection (Connection: close on HTTP/1.1): no new streams, the
+    // ones in flight finish.
+    if (reply.close) session_.go_away();
     const http::ResponseHead& h = reply.head;
     const bool has_body = !head_only_ && http::status_has_body(h.status);
     ResponseFields& f = session_.response_fields();
