@@ -13,14 +13,14 @@ import pytest
 from hyperframe.frame import (DataFrame, GoAwayFrame, HeadersFrame, PingFrame, PriorityFrame,
                               RstStreamFrame, SettingsFrame)
 
-from h2_e2e import (CANCEL, ENHANCE_YOUR_CALM, REFUSED_STREAM, continuation, error_name,
-                    h2_metrics, h2_tls, h2c, memory_kib, metric)
+from h2_e2e import (CANCEL, ENHANCE_YOUR_CALM, NO_ERROR, REFUSED_STREAM, continuation,
+                    error_name, h2_metrics, h2_tls, h2c, memory_kib, metric)
 from tls_e2e import start_tls
 
 BASE = ("--threads", "2", "--workers", "2")
 # Peak RSS may grow by this much during one attack (KiB): what one connection and a few
 # buffers may take, far below what any of the floods would cost if it were kept.
-RSS_BOUND_KIB = 48 * 1024
+RSS_BOUND_KIB = 16 * 1024
 BATCHES = 200  # floods stop after this many batches even if the server never answers
 
 
@@ -228,9 +228,10 @@ def test_hpack_bomb(srv):
 
 
 def test_window_held_at_zero(rivet):
-    """A client that opens no window: its stream is reset (CANCEL) after --write-timeout, and
-    the server meanwhile answers others."""
-    srv = rivet(args=(*BASE, "--write-timeout", "2"))
+    """A client that opens no window: its stream is reset (CANCEL) after --write-timeout, the
+    server meanwhile answers others, and the connection, idle then, ends after the keep-alive
+    timeout with GOAWAY NO_ERROR."""
+    srv = rivet(args=(*BASE, "--write-timeout", "2", "--keepalive-timeout", "3"))
     watch = Watch(srv)
     with h2c(srv, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}) as c:
         handshake(c)
@@ -243,6 +244,9 @@ def test_window_held_at_zero(rivet):
         assert rst.error_code == CANCEL, c.summary()
         sent = [f for f in c.frames if isinstance(f, DataFrame) and f.stream_id == sid]
         assert sum(len(f.data) for f in sent) == 0, "DATA past a zero window"
+        g = c.wait_goaway(timeout=60)
+        assert g.error_code == NO_ERROR, c.summary()
+        c.wait_closed(timeout=30)
     after = watch.after()
     assert (metric(after, "rivet_http2_flow_control_stalls_total")
             >= metric(watch.before, "rivet_http2_flow_control_stalls_total") + 1), after
