@@ -83,11 +83,17 @@ void Http2Session::feed(const char* data, size_t len) {
     feeding_ = false;
     if (rv >= 0) return;
     // A connection error nghttp2 could not answer itself (a bad preface; a flood it caught):
-    // it has a GOAWAY to send, or sends one now.
-    const uint32_t code =
-        rv == NGHTTP2_ERR_FLOODED ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_PROTOCOL_ERROR;
-    if (rv == NGHTTP2_ERR_FLOODED)
+    // it has a GOAWAY to send, or sends one now. Debian's fix of CVE-2024-28182 ends a header
+    // block after 8 CONTINUATION frames before on_begin_frame sees the 9th: that flood is ours
+    // to answer and count like the one on_begin_frame catches.
+    uint32_t code = NGHTTP2_PROTOCOL_ERROR;
+    if (rv == NGHTTP2_ERR_FLOODED) {
+        code = NGHTTP2_ENHANCE_YOUR_CALM;
         LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Settings)]);
+    } else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+        code = NGHTTP2_ENHANCE_YOUR_CALM;
+        LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Continuation)]);
+    }
     nghttp2_session_terminate_session(ng_, code);
     phase_ = Phase::Closing;
 }
