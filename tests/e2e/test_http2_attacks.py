@@ -1,5 +1,5 @@
-"""The known HTTP/2 attacks, each with a script of its own over a raw connection (h2_e2e.RawH2,
-hand-made frames): rapid reset (CVE-2023-44487), the CONTINUATION flood (CVE-2024-27316),
+"""The known HTTP/2 attacks, each with a script of its own over a raw connection
+(h2_frames.RawH2, hand-made frames): rapid reset (CVE-2023-44487), the CONTINUATION flood (CVE-2024-27316),
 SETTINGS, PING, PRIORITY and empty DATA floods, an HPACK bomb, a window held at zero, more
 streams than MAX_CONCURRENT_STREAMS and a header list over the limit.
 
@@ -13,7 +13,7 @@ import pytest
 from hyperframe.frame import (DataFrame, GoAwayFrame, HeadersFrame, PingFrame, PriorityFrame,
                               RstStreamFrame, SettingsFrame)
 
-from h2_e2e import (CANCEL, ENHANCE_YOUR_CALM, NO_ERROR, REFUSED_STREAM, continuation,
+from h2_frames import (CANCEL, ENHANCE_YOUR_CALM, NO_ERROR, REFUSED_STREAM, continuation,
                     error_name, h2_metrics, h2_tls, h2c, memory_kib, metric)
 from tls_e2e import start_tls
 

@@ -18,7 +18,7 @@ import pytest
 
 from hyperframe.frame import SettingsFrame, WindowUpdateFrame
 
-from h2_e2e import PREFACE, h2_tls, h2c
+from h2_frames import PREFACE, h2_tls, h2c
 from rivet_e2e import SLOW
 from tls_e2e import client_context, start_tls
 
