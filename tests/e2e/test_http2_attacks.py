@@ -1,7 +1,7 @@
 """The known HTTP/2 attacks, each with a script of its own over a raw connection
-(h2_frames.RawH2, hand-made frames): rapid reset (CVE-2023-44487), the CONTINUATION flood (CVE-2024-27316),
-SETTINGS, PING, PRIORITY and empty DATA floods, an HPACK bomb, a window held at zero, more
-streams than MAX_CONCURRENT_STREAMS and a header list over the limit.
+(h2_frames.RawH2, hand-made frames): rapid reset (CVE-2023-44487), the CONTINUATION flood
+(CVE-2024-27316), SETTINGS, PING, PRIORITY and empty DATA floods, an HPACK bomb, a window held
+at zero, more streams than MAX_CONCURRENT_STREAMS and a header list over the limit.
 
 For each: the attacking connection gets the answer of the contract (GOAWAY ENHANCE_YOUR_CALM
 then a close, or the RST_STREAM / status said), another client's GET /hello is answered while
