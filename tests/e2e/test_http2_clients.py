@@ -5,6 +5,7 @@ is what was spoken, not only that an answer came."""
 import json
 import re
 import shutil
+import ssl
 import subprocess
 import time
 
@@ -114,7 +115,8 @@ def test_go_net_http_over_tls(srv, tls_certs, go_client):
 def test_httpx_http2(srv, tls_certs, tls):
     httpx = pytest.importorskip("httpx")
     pytest.importorskip("h2")
-    kw = {"verify": str(tls_certs.ca)} if tls else {"http1": False}  # h2c: prior knowledge
+    kw = ({"verify": ssl.create_default_context(cafile=str(tls_certs.ca))} if tls
+          else {"http1": False})  # h2c: prior knowledge
     with httpx.Client(http2=True, timeout=20 * SLOW, **kw) as client:
         rs = [client.get(url(srv, f"/echo?n={i}", tls=tls)) for i in range(5)]
         post = client.post(url(srv, "/echo", tls=tls), content=b"x" * 100_000)
