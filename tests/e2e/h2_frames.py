@@ -22,6 +22,12 @@ from rivet_e2e import SLOW
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
+# The SETTINGS the contract of issue 22 names (docs: MAX_HEADER_LIST_SIZE = --max-header-bytes).
+MAX_CONCURRENT_STREAMS = 100
+STREAM_WINDOW = 1 << 20  # SETTINGS_INITIAL_WINDOW_SIZE, per stream
+CONNECTION_WINDOW = 16 << 20
+MAX_HEADER_LIST_SIZE = 16384
+
 # RFC 9113 section 7 error codes.
 NO_ERROR = 0x0
 PROTOCOL_ERROR = 0x1

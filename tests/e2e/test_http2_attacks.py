@@ -13,8 +13,9 @@ import pytest
 from hyperframe.frame import (DataFrame, GoAwayFrame, HeadersFrame, PingFrame, PriorityFrame,
                               RstStreamFrame, SettingsFrame)
 
-from h2_frames import (CANCEL, ENHANCE_YOUR_CALM, NO_ERROR, REFUSED_STREAM, continuation,
-                    error_name, h2_metrics, h2_tls, h2c, memory_kib, metric)
+from h2_frames import (CANCEL, ENHANCE_YOUR_CALM, MAX_CONCURRENT_STREAMS, NO_ERROR,
+                       REFUSED_STREAM, continuation, error_name, h2_metrics, h2_tls, h2c,
+                       memory_kib, metric)
 from tls_e2e import start_tls
 
 BASE = ("--threads", "2", "--workers", "2")
@@ -253,16 +254,17 @@ def test_window_held_at_zero(rivet):
 
 
 def test_max_concurrent_streams(srv):
-    """100 streams held open (each waits 60 s), the 101st is refused; the others live on."""
+    """MAX_CONCURRENT_STREAMS (100) streams held open (each waits 60 s), one more is refused
+    with RST_STREAM REFUSED_STREAM; the others live on."""
     watch = Watch(srv)
     with h2c(srv) as c:
         handshake(c)
-        ids = [c.request("/wait?ms=60000") for _ in range(100)]
+        ids = [c.request("/wait?ms=60000") for _ in range(MAX_CONCURRENT_STREAMS)]
         extra = c.request("/hello")
         rst = c.wait_for(lambda f: isinstance(f, RstStreamFrame), timeout=30,
                          what="RST_STREAM of the 101st stream")
         assert rst.stream_id == extra and rst.error_code == REFUSED_STREAM, c.summary()
-        assert metric(h2_metrics(srv), "rivet_http2_streams_open") >= 100
+        assert metric(h2_metrics(srv), "rivet_http2_streams_open") >= MAX_CONCURRENT_STREAMS
         probe(srv)
         assert not any(isinstance(f, (GoAwayFrame, RstStreamFrame)) and f.stream_id in ids
                        for f in c.frames), c.summary()

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from h2_frames import MAX_CONCURRENT_STREAMS, STREAM_WINDOW
 from rivet_e2e import SLOW
 from tls_e2e import curl, start_tls
 
@@ -78,8 +79,8 @@ def test_nghttp(srv, tls):
     assert re.search(r"recv \(stream_id=\d+\) :status: 200", out), out
     assert "recv SETTINGS frame" in out and "recv DATA frame" in out, out
     # The SETTINGS of the contract.
-    assert re.search(r"\[SETTINGS_MAX_CONCURRENT_STREAMS\(0x03\):100\]", out), out
-    assert re.search(r"\[SETTINGS_INITIAL_WINDOW_SIZE\(0x04\):1048576\]", out), out
+    assert f"[SETTINGS_MAX_CONCURRENT_STREAMS(0x03):{MAX_CONCURRENT_STREAMS}]" in out, out
+    assert f"[SETTINGS_INITIAL_WINDOW_SIZE(0x04):{STREAM_WINDOW}]" in out, out
 
 
 # -- Go net/http --

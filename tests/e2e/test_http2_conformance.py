@@ -18,7 +18,8 @@ import pytest
 
 from hyperframe.frame import SettingsFrame, WindowUpdateFrame
 
-from h2_frames import PREFACE, h2_tls, h2c
+from h2_frames import (CONNECTION_WINDOW, MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE, PREFACE,
+                       STREAM_WINDOW, h2_tls, h2c)
 from rivet_e2e import SLOW
 from tls_e2e import client_context, start_tls
 
@@ -115,13 +116,13 @@ def test_server_settings(rivet, tls_certs, tls):
         first = c.wait_for(lambda f: True, what="the server's first frame")
         assert isinstance(first, SettingsFrame) and "ACK" not in first.flags, c.summary()
         s = first.settings
-        assert s.get(SettingsFrame.MAX_CONCURRENT_STREAMS) == 100, s
-        assert s.get(SettingsFrame.INITIAL_WINDOW_SIZE) == 1 << 20, s
-        assert s.get(SettingsFrame.MAX_HEADER_LIST_SIZE) == 16384, s
+        assert s.get(SettingsFrame.MAX_CONCURRENT_STREAMS) == MAX_CONCURRENT_STREAMS, s
+        assert s.get(SettingsFrame.INITIAL_WINDOW_SIZE) == STREAM_WINDOW, s
+        assert s.get(SettingsFrame.MAX_HEADER_LIST_SIZE) == MAX_HEADER_LIST_SIZE, s
         assert s.get(SettingsFrame.ENABLE_PUSH, 0) == 0, s  # a server may only send 0
         raise_ = c.wait_for(lambda f: isinstance(f, WindowUpdateFrame) and f.stream_id == 0,
                             what="the connection's WINDOW_UPDATE")
-        assert 65535 + raise_.window_increment == 16 << 20, raise_.window_increment
+        assert 65535 + raise_.window_increment == CONNECTION_WINDOW, raise_.window_increment
         headers, body = c.response(c.request("/hello"))
         assert headers[":status"] == "200" and body == b"Hello, World!"
 
