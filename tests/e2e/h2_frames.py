@@ -283,14 +283,9 @@ def h2_metrics(srv) -> dict:
     return out
 
 
-# How a GOAWAY code may be spelled in the metric's code label.
-def code_spellings(code: int) -> set[str]:
-    name = ERROR_NAMES.get(code, "")
-    return {name, name.lower(), str(code), hex(code), f"0x{code:02x}"}
-
-
 def metric(samples: dict, name: str, **labels) -> float:
-    """The sum of name's samples whose labels include labels (code= may be given as an int)."""
+    """The sum of name's samples whose labels include labels. code= may be an int: the label is
+    its RFC 9113 name (ENHANCE_YOUR_CALM)."""
     total = 0.0
     for (n, ls), v in samples.items():
         if n != name:
@@ -299,9 +294,8 @@ def metric(samples: dict, name: str, **labels) -> float:
         ok = True
         for k, want in labels.items():
             if k == "code" and isinstance(want, int):
-                ok = ok and d.get("code") in code_spellings(want)
-            else:
-                ok = ok and d.get(k) == want
+                want = ERROR_NAMES[want]
+            ok = ok and d.get(k) == want
         if ok:
             total += v
     return total
