@@ -1,0 +1,229 @@
+"""Helpers for the HTTP/2 feature tests (test_http2_*.py): one rivet with a TLS listener serves
+h2 over TLS (ALPN) on its TLS port and h2c (prior knowledge) on its plain port; the tests reach
+it through httpx (http2=True, on httpcore and the `h2` package), curl --http2 /
+--http2-prior-knowledge, and a raw frame-level client (`h2` directly) for what httpx cannot say
+(a client-side RST_STREAM, OPTIONS *, several cookie fields).
+
+`mode` is "h2c" or "tls"; every client here asserts that HTTP/2 was spoken."""
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import ssl
+import subprocess
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import httpx
+
+from rivet_e2e import SLOW
+from tls_e2e import client_context, start_tls
+
+MODES = ("h2c", "tls")
+# DRY RUN (development only, removed before commit): HTTP/1.1 everywhere, to check the tests.
+DRY = os.environ.get("RIVET_E2E_H2_DRY_RUN") == "1"
+WANT = "HTTP/1.1" if DRY else "HTTP/2"
+CURL_WANT = "1.1" if DRY else "2"  # curl's %{http_version}
+TIMEOUT = 30.0 * SLOW  # per request: generous, a busy machine must not fail a test
+
+
+def start(rivet, certs, *extra, **kw):
+    """rivet with both listeners: the plain port (h2c) and the TLS port (h2 by ALPN)."""
+    return start_tls(rivet, certs, *extra, **kw)
+
+
+def base_url(srv, mode: str) -> str:
+    if mode == "tls":
+        return f"https://localhost:{srv.tls_port}"
+    return f"http://{srv.host}:{srv.port}"
+
+
+def _client_kw(srv, mode: str, certs) -> dict:
+    # http1=False: over TLS ALPN may offer only h2; over cleartext httpcore then speaks h2 by
+    # prior knowledge (the connection preface first, no Upgrade).
+    kw = dict(http1=DRY, http2=not DRY, base_url=base_url(srv, mode), timeout=TIMEOUT,
+              trust_env=False, headers={"accept-encoding": "identity"})  # unless asked
+    if mode == "tls":
+        kw["verify"] = client_context(certs)
+    return kw
+
+
+def client(srv, mode: str, certs, **kw) -> httpx.Client:
+    return httpx.Client(**{**_client_kw(srv, mode, certs), **kw})
+
+
+def async_client(srv, mode: str, certs, local_address: str | None = None,
+                 **kw) -> httpx.AsyncClient:
+    """An async client; `local_address` connects from another loopback address."""
+    args = {**_client_kw(srv, mode, certs), **kw}
+    if local_address:
+        args["transport"] = httpx.AsyncHTTPTransport(
+            http1=args.pop("http1"), http2=args.pop("http2"), verify=args.pop("verify", True),
+            local_address=local_address, limits=args.pop("limits", httpx.Limits()))
+    return httpx.AsyncClient(**args)
+
+
+def is_h2(r: httpx.Response) -> httpx.Response:
+    """The response, after checking it came over HTTP/2."""
+    assert r.http_version == WANT, (r.http_version, r.request.url)
+    return r
+
+
+def raw_body(c: httpx.Client, method: str, url: str, **kw) -> tuple[httpx.Response, bytes]:
+    """A response and its body as sent (httpx would decode a Content-Encoding)."""
+    with c.stream(method, url, **kw) as r:
+        body = b"".join(r.iter_raw())
+    return is_h2(r), body
+
+
+def run_async(coro):
+    return asyncio.run(asyncio.wait_for(coro, TIMEOUT * 4))
+
+
+# ---- curl ----
+
+def curl(srv, mode: str, certs, path: str, *args, timeout: float = 60.0):
+    """curl over h2 (--http2 over TLS, --http2-prior-knowledge in cleartext); returns
+    (CompletedProcess, http_version). -w prints the version last, after a newline."""
+    proto = ["--http2", "--cacert", str(certs.ca)] if mode == "tls" else \
+        ["--http2-prior-knowledge"]
+    if DRY:
+        proto = ["--http1.1", "--cacert", str(certs.ca)]
+    p = subprocess.run(["curl", "-sS", "--noproxy", "*", *proto, *map(str, args),
+                        "-w", "\n%{http_version}", base_url(srv, mode) + path],
+                       capture_output=True, timeout=timeout * SLOW)
+    out, _, version = p.stdout.rpartition(b"\n")
+    p.stdout = out
+    return p, version.decode()
+
+
+# ---- a raw frame-level client ----
+
+class Stream:
+    def __init__(self):
+        self.headers: list = []   # (name, value) of the response's HEADERS, as str
+        self.trailers: list = []
+        self.data = bytearray()
+        self.ended = False
+        self.reset_code: int | None = None
+
+    @property
+    def status(self) -> int:
+        return int(dict(self.headers)[":status"])
+
+    def header(self, name: str):
+        return next((v for k, v in self.headers if k == name), None)
+
+
+class RawH2:
+    """An HTTP/2 connection spoken with the `h2` package directly: frames in, events out."""
+
+    def __init__(self, srv, mode: str, certs, timeout: float = TIMEOUT):
+        sock = socket.create_connection((srv.host, srv.tls_port if mode == "tls" else srv.port),
+                                        timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if mode == "tls":
+            ctx = client_context(certs)
+            ctx.set_alpn_protocols(["h2"])
+            sock = ctx.wrap_socket(sock, server_hostname="localhost")
+            assert sock.selected_alpn_protocol() == "h2", sock.selected_alpn_protocol()
+        self.sock = sock
+        self.mode = mode
+        self.authority = "localhost" if mode == "tls" else f"{srv.host}:{srv.port}"
+        self.conn = h2.connection.H2Connection(
+            h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.conn.initiate_connection()
+        self.streams: dict[int, Stream] = {}
+        self.goaway = None
+        self.closed = False
+        self.ping_acks: list[bytes] = []
+        self.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def flush(self) -> None:
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def request(self, method: str, path: str, headers=(), body: bytes | None = None) -> int:
+        sid = self.conn.get_next_available_stream_id()
+        fields = [(":method", method), (":scheme", "https" if self.mode == "tls" else "http"),
+                  (":authority", self.authority), (":path", path), *headers]
+        self.conn.send_headers(sid, fields, end_stream=body is None)
+        if body is not None:
+            self.conn.send_data(sid, body, end_stream=True)  # small bodies: within the window
+        self.streams[sid] = Stream()
+        self.flush()
+        return sid
+
+    def reset(self, sid: int) -> None:
+        self.conn.reset_stream(sid, error_code=8)  # CANCEL
+        self.flush()
+
+    def pump(self, timeout: float) -> bool:
+        """Reads once (up to `timeout`) and handles the frames; False at EOF or on timeout."""
+        self.sock.settimeout(max(timeout, 0.001))
+        try:
+            data = self.sock.recv(1 << 16)
+        except (socket.timeout, ssl.SSLWantReadError):
+            return False
+        except (ConnectionResetError, ssl.SSLError):
+            data = b""
+        if not data:
+            self.closed = True
+            return False
+        for ev in self.conn.receive_data(data):
+            s = self.streams.get(getattr(ev, "stream_id", 0))
+            if isinstance(ev, h2.events.ResponseReceived):
+                s.headers = list(ev.headers)
+            elif isinstance(ev, h2.events.TrailersReceived):
+                s.trailers = list(ev.headers)
+            elif isinstance(ev, h2.events.DataReceived):
+                s.data += ev.data
+                self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded):
+                s.ended = True
+            elif isinstance(ev, h2.events.StreamReset):
+                s.reset_code = ev.error_code
+            elif isinstance(ev, h2.events.PingAckReceived):
+                self.ping_acks.append(ev.ping_data)
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                self.goaway = ev
+        self.flush()
+        return True
+
+    def wait(self, predicate, timeout: float = TIMEOUT, what: str = "the answer"):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {what}"
+            if not self.pump(left) and self.closed:
+                assert predicate(), f"the connection closed before {what}"
+
+    def ping_roundtrip(self) -> None:
+        """A PING and its ACK: the server has read (and acted on) every frame sent before."""
+        data = b"%08d" % (len(self.ping_acks) + 1)
+        self.conn.ping(data)
+        self.flush()
+        self.wait(lambda: data in self.ping_acks, what="the PING's ACK")
+
+    def response(self, sid: int, timeout: float = TIMEOUT) -> Stream:
+        s = self.streams[sid]
+        self.wait(lambda: s.ended or s.reset_code is not None, timeout, f"stream {sid}")
+        return s
+
+    def close(self) -> None:
+        try:
+            self.conn.close_connection()
+            self.flush()
+        except OSError:
+            pass
+        self.sock.close()
