@@ -153,16 +153,40 @@ class RawH2:
         if data:
             self.sock.sendall(data)
 
-    def request(self, method: str, path: str, headers=(), body: bytes | None = None) -> int:
+    def request(self, method: str, path: str, headers=(), body: bytes | None = None,
+                end: bool = True) -> int:
+        """Opens a stream; with `body`, sends it as the windows allow. `end`: END_STREAM after
+        the body (or the headers)."""
         sid = self.conn.get_next_available_stream_id()
         fields = [(":method", method), (":scheme", "https" if self.mode == "tls" else "http"),
                   (":authority", self.authority), (":path", path), *headers]
-        self.conn.send_headers(sid, fields, end_stream=body is None)
-        if body is not None:
-            self.conn.send_data(sid, body, end_stream=True)  # small bodies: within the window
         self.streams[sid] = Stream()
+        self.conn.send_headers(sid, fields, end_stream=end and body is None)
         self.flush()
+        if body is not None:
+            self.send_body(sid, body, end)
         return sid
+
+    def send_body(self, sid: int, body: bytes, end: bool = True) -> bool:
+        """DATA frames within the peer's windows; False if the server ended or reset the stream
+        before all of it went."""
+        s = self.streams[sid]
+        view = memoryview(body)
+        while view:
+            if s.ended or s.reset_code is not None:
+                return False
+            n = min(len(view), self.conn.local_flow_control_window(sid),
+                    self.conn.max_outbound_frame_size)
+            if n == 0:  # wait for a WINDOW_UPDATE, an answer or a reset
+                assert self.pump(TIMEOUT), f"no window for stream {sid} (closed: {self.closed})"
+                continue
+            self.conn.send_data(sid, bytes(view[:n]))
+            self.flush()
+            view = view[n:]
+        if end:
+            self.conn.end_stream(sid)
+            self.flush()
+        return True
 
     def reset(self, sid: int) -> None:
         self.conn.reset_stream(sid, error_code=8)  # CANCEL

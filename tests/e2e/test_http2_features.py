@@ -363,3 +363,26 @@ def test_a_reset_event_stream_is_closed(srv, mode, tls_certs):
             time.sleep(0.05)
         s = c.response(c.request("GET", "/hello"))
         assert s.status == 200
+
+
+# ---- limits on a stream ----
+
+@raw_only
+def test_a_body_over_the_limit_is_413_on_its_stream_and_the_connection_goes_on(
+        rivet, tls_certs, mode):
+    srv = start(rivet, tls_certs, "--max-body", "65536")
+    with RawH2(srv, mode, tls_certs) as c:
+        # Declared too large: refused before any of it comes.
+        sid = c.request("POST", "/echo", [("content-length", "100000")], end=False)
+        assert c.response(sid).status == 413
+        # Undeclared, and too large once it passes the limit.
+        sid = c.request("POST", "/echo", end=False)
+        c.send_body(sid, bytes(100_000))
+        assert c.response(sid).status == 413
+        # At the limit: echoed.
+        body = bytes(range(256)) * 256
+        s = c.response(c.request("POST", "/echo", body=body))
+        assert s.status == 200 and bytes(s.data) == body
+        s = c.response(c.request("GET", "/hello"))
+        assert s.status == 200 and bytes(s.data) == b"Hello, World!"
+        assert c.goaway is None

@@ -185,7 +185,8 @@ def test_h2load_100_streams_on_one_connection(rivet, tls_certs, mode):
     assert f"requests: {n} total, {n} started, {n} done, {n} succeeded, 0 failed, 0 errored, " \
         "0 timeout" in out, out
     assert re.search(rf"status codes: {n} 2xx, 0 3xx, 0 4xx, 0 5xx", out), out
-    assert "Application protocol: h2" in out or "h2c" in out, out
+    assert re.search(r"^Application protocol: (h2c?)$", out, re.M)[1] == \
+        ("h2" if mode == "tls" else "h2c"), out
     assert total(scrape(srv), "rivet_http2_streams_total") == n
 
 
