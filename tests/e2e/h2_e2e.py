@@ -79,6 +79,15 @@ def raw_body(c: httpx.Client, method: str, url: str, **kw) -> tuple[httpx.Respon
     return is_h2(r), body
 
 
+def peak_rss_bytes(pid: int) -> int:
+    """The process's peak resident set (VmHWM)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
 def run_async(coro):
     return asyncio.run(asyncio.wait_for(coro, TIMEOUT * 4))
 

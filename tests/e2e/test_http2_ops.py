@@ -15,7 +15,8 @@ import httpx
 import pytest
 from prometheus_client import parser
 
-from h2_e2e import DRY, MODES, async_client, base_url, client, is_h2, run_async, start
+from h2_e2e import (DRY, MODES, async_client, base_url, client, is_h2, peak_rss_bytes,
+                    run_async, start)
 from ops_e2e import COMBINED_RE, log_lines, write_config
 from rivet_e2e import SANITIZED, SLOW, fib
 
@@ -37,14 +38,6 @@ def scrape(srv) -> list:
 def total(samples, name: str, **labels) -> float:
     return sum(s.value for s in samples
                if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
-
-
-def peak_rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
 
 
 # ---- rate limits ----
