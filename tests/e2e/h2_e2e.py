@@ -8,7 +8,6 @@ it through httpx (http2=True, on httpcore and the `h2` package), curl --http2 /
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import ssl
 import subprocess
@@ -23,10 +22,6 @@ from rivet_e2e import SLOW
 from tls_e2e import client_context, start_tls
 
 MODES = ("h2c", "tls")
-# DRY RUN (development only, removed before commit): HTTP/1.1 everywhere, to check the tests.
-DRY = os.environ.get("RIVET_E2E_H2_DRY_RUN") == "1"
-WANT = "HTTP/1.1" if DRY else "HTTP/2"
-CURL_WANT = "1.1" if DRY else "2"  # curl's %{http_version}
 TIMEOUT = 30.0 * SLOW  # per request: generous, a busy machine must not fail a test
 
 
@@ -42,10 +37,11 @@ def base_url(srv, mode: str) -> str:
 
 
 def _client_kw(srv, mode: str, certs) -> dict:
-    # http1=False: over TLS ALPN may offer only h2; over cleartext httpcore then speaks h2 by
-    # prior knowledge (the connection preface first, no Upgrade).
-    kw = dict(http1=DRY, http2=not DRY, base_url=base_url(srv, mode), timeout=TIMEOUT,
-              trust_env=False, headers={"accept-encoding": "identity"})  # unless asked
+    # Over TLS the client offers h2 and http/1.1 and ALPN decides, as a browser's; in cleartext
+    # http1=False makes httpcore speak h2 by prior knowledge (the preface first, no Upgrade).
+    kw = dict(http1=mode == "tls", http2=True, base_url=base_url(srv, mode),
+              timeout=TIMEOUT, trust_env=False,
+              headers={"accept-encoding": "identity"})  # unless a test asks for a coding
     if mode == "tls":
         kw["verify"] = client_context(certs)
     return kw
@@ -67,8 +63,12 @@ def async_client(srv, mode: str, certs, local_address: str | None = None,
 
 
 def is_h2(r: httpx.Response) -> httpx.Response:
-    """The response, after checking it came over HTTP/2."""
-    assert r.http_version == WANT, (r.http_version, r.request.url)
+    """The response, after checking it came over HTTP/2 (over TLS: chosen by ALPN)."""
+    assert r.http_version == "HTTP/2", (r.http_version, r.request.url)
+    if r.request.url.scheme == "https":
+        tls = r.extensions["network_stream"].get_extra_info("ssl_object")
+        assert tls is not None, "check the protocol while the (sync) client is open"
+        assert tls.selected_alpn_protocol() == "h2", tls.selected_alpn_protocol()
     return r
 
 
@@ -96,11 +96,9 @@ def run_async(coro):
 
 def curl(srv, mode: str, certs, path: str, *args, timeout: float = 60.0):
     """curl over h2 (--http2 over TLS, --http2-prior-knowledge in cleartext); returns
-    (CompletedProcess, http_version). -w prints the version last, after a newline."""
+    (CompletedProcess, http_version: "2" for HTTP/2). -w prints it last, after a newline."""
     proto = ["--http2", "--cacert", str(certs.ca)] if mode == "tls" else \
         ["--http2-prior-knowledge"]
-    if DRY:
-        proto = ["--http1.1", "--cacert", str(certs.ca)]
     p = subprocess.run(["curl", "-sS", "--noproxy", "*", *proto, *map(str, args),
                         "-w", "\n%{http_version}", base_url(srv, mode) + path],
                        capture_output=True, timeout=timeout * SLOW)
