@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from h2_e2e import (MODES, RawH2, async_client, client, curl, is_h2, run_async,
+from h2_features_e2e import (MODES, RawH2, async_client, client, curl, is_h2, run_async,
                     start)
 from rivet_e2e import HTTP_DATE_RE, PUBLIC, SLOW, fib, work_result
 
@@ -102,9 +102,9 @@ def test_404_405_options_and_head(h2):
 
 def test_options_asterisk(srv, mode, tls_certs):
     with RawH2(srv, mode, tls_certs) as c:
-        s = c.response(c.request("OPTIONS", "*"))
+        s = c.response(c.open("OPTIONS", "*"))
     assert s.status == 200, s.headers
-    assert {"GET", "HEAD", "POST", "OPTIONS"} <= {m.strip() for m in s.header("allow").split(",")}
+    assert {"GET", "HEAD", "POST", "OPTIONS"} <= {m.strip() for m in s.headers["allow"].split(",")}
 
 
 # ---- /echo, /headers, /cookies ----
@@ -129,16 +129,16 @@ def test_echo_query_and_bodies(h2):
 
 def test_headers_and_split_cookies(srv, mode, tls_certs):
     with RawH2(srv, mode, tls_certs) as c:
-        s = c.response(c.request("GET", "/headers", [("x-one", "spaced value"),
+        s = c.response(c.open("GET", "/headers", [("x-one", "spaced value"),
                                                      ("x-lower", "a:b:c"), ("user-agent", "e2e")]))
         assert s.status == 200, s.headers
-        lines = s.data.decode().splitlines()
+        lines = s.body.decode().splitlines()
         for want in ("x-one: spaced value", "x-lower: a:b:c", "user-agent: e2e"):
             assert any(line.lower() == want for line in lines), lines
         # RFC 9113 8.2.3: a client may split Cookie into one field per pair.
-        s = c.response(c.request("GET", "/cookies", [("cookie", "a=1"), ("cookie", "b=two"),
+        s = c.response(c.open("GET", "/cookies", [("cookie", "a=1"), ("cookie", "b=two"),
                                                      ("x-other", "z=9"), ("cookie", "c=3")]))
-        assert s.status == 200 and s.data.decode().splitlines() == ["a=1", "b=two", "c=3"]
+        assert s.status == 200 and s.body.decode().splitlines() == ["a=1", "b=two", "c=3"]
 
 
 # ---- /fibonacci, /json, /calc, /work: answers and errors ----
@@ -241,7 +241,7 @@ def test_a_reset_stream_cancels_its_waiting_handler(srv, mode, tls_certs):
     with client(srv, mode, tls_certs) as h2c:
         assert cancelled_total(h2c) == 0
         with RawH2(srv, mode, tls_certs) as c:
-            sids = [c.request("GET", t) for t in ("/wait?ms=20000", "/cpu?ms=2000",
+            sids = [c.open("GET", t) for t in ("/wait?ms=20000", "/cpu?ms=2000",
                                                   "/later?ms=20000")]
             # The PING is answered after the server read the requests before it: their
             # handlers are waiting now.
@@ -253,8 +253,8 @@ def test_a_reset_stream_cancels_its_waiting_handler(srv, mode, tls_certs):
                 assert time.monotonic() < deadline, cancelled_total(h2c)
                 time.sleep(0.05)
             # The connection goes on.
-            s = c.response(c.request("GET", "/hello"))
-            assert s.status == 200 and bytes(s.data) == b"Hello, World!"
+            s = c.response(c.open("GET", "/hello"))
+            assert s.status == 200 and bytes(s.body) == b"Hello, World!"
         assert cancelled_total(h2c) == 3
 
 
@@ -345,17 +345,17 @@ def test_event_streams_share_a_connection_with_requests(srv, mode, tls_certs):
 
 def test_a_reset_event_stream_is_closed(srv, mode, tls_certs):
     with client(srv, mode, tls_certs) as h2c, RawH2(srv, mode, tls_certs) as c:
-        sid = c.request("GET", "/events?every=20")
+        sid = c.open("GET", "/events?every=20")
         s = c.streams[sid]
-        c.wait(lambda: b"id: 2" in s.data, what="two events")
-        assert s.header("content-type").startswith("text/event-stream")
+        assert c.wait(lambda: b"id: 2" in s.body, 30), "two events"
+        assert s.headers["content-type"].startswith("text/event-stream")
         assert open_event_streams(h2c) == 1
         c.reset(sid)
         deadline = time.monotonic() + 10 * SLOW
         while open_event_streams(h2c) != 0:
             assert time.monotonic() < deadline, "the reset stream stays open"
             time.sleep(0.05)
-        s = c.response(c.request("GET", "/hello"))
+        s = c.response(c.open("GET", "/hello"))
         assert s.status == 200
 
 
@@ -366,16 +366,18 @@ def test_a_body_over_the_limit_is_413_on_its_stream_and_the_connection_goes_on(
     srv = start(rivet, tls_certs, "--max-body", "65536")
     with RawH2(srv, mode, tls_certs) as c:
         # Declared too large: refused before any of it comes.
-        sid = c.request("POST", "/echo", [("content-length", "100000")], end=False)
+        sid = c.open("POST", "/echo", [("content-length", "100000")], end=False)
         assert c.response(sid).status == 413
         # Undeclared, and too large once it passes the limit.
-        sid = c.request("POST", "/echo", end=False)
-        c.send_body(sid, bytes(100_000))
+        sid = c.open("POST", "/echo", end=False)
+        c.send_body_while_open(sid, bytes(100_000))
         assert c.response(sid).status == 413
         # At the limit: echoed.
         body = bytes(range(256)) * 256
-        s = c.response(c.request("POST", "/echo", body=body))
-        assert s.status == 200 and bytes(s.data) == body
-        s = c.response(c.request("GET", "/hello"))
-        assert s.status == 200 and bytes(s.data) == b"Hello, World!"
+        sid = c.open("POST", "/echo", end=False)
+        assert c.send_body_while_open(sid, body)
+        s = c.response(sid)
+        assert s.status == 200 and bytes(s.body) == body
+        s = c.response(c.open("GET", "/hello"))
+        assert s.status == 200 and bytes(s.body) == b"Hello, World!"
         assert c.goaway is None

@@ -12,7 +12,7 @@ import brotli
 import pytest
 import zstandard
 
-from h2_e2e import MODES, client, curl, is_h2, peak_rss_bytes, raw_body, start
+from h2_features_e2e import MODES, client, curl, is_h2, peak_rss_bytes, raw_body, start
 from rivet_e2e import SANITIZED
 
 DECODE = {

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from prometheus_client import parser
 
-from h2_e2e import (MODES, async_client, base_url, client, is_h2, peak_rss_bytes,
+from h2_features_e2e import (MODES, async_client, base_url, client, is_h2, peak_rss_bytes,
                     run_async, start)
 from ops_e2e import COMBINED_RE, log_lines, write_config
 from rivet_e2e import SANITIZED, SLOW, fib

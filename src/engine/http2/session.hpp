@@ -62,6 +62,9 @@ public:
     nghttp2_session* ng() { return ng_; }
     ResponseFields& response_fields() { return fields_; }
     void count_request();
+    // A graceful GOAWAY: the streams begun so far finish, then the connection closes (the lame
+    // duck, the drain, an answer that ends its connection).
+    void go_away();
     void wait_for_budget();
     void kick();
 
@@ -96,7 +99,6 @@ private:
     void after_input();
     void flush();
     void after_flush();
-    void go_away();  // a graceful GOAWAY: the streams begun so far finish
     void begin_close();
     void linger_input();
     void arm_timer();

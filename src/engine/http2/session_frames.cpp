@@ -83,6 +83,7 @@ int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data)
             if (!stream) break;
             if (stream->input() == Http2Stream::Input::Headers) {
                 stream->progress_ms = s.owner().loop().now_ms();
+                stream->tree_priority = frame->hd.flags & NGHTTP2_FLAG_PRIORITY;
                 stream->headers_done(!end_stream);
                 s.mark_ready(*stream);
             } else if (end_stream) {

@@ -75,6 +75,7 @@ void Http2Stream::plan() {
     if (int status = request_.finish(head_, fields_, body_follows_))
         return refuse(status, "invalid Content-Length");
     head_only_ = head_.method == http::Method::Head;
+    if (!tree_priority) apply_urgency();
     plan_ = {limits.max_body, BodyPlan::Mode::Buffered};
     owner.app().plan_body(head_, plan_);
     if ((head_.framing == http::BodyFraming::ContentLength && head_.content_length > plan_.limit) ||
@@ -103,6 +104,23 @@ void Http2Stream::plan() {
         wanted_ = wanted;
         session_.wait_for_budget();
     }
+}
+
+// RFC 9218: a client that says "priority: u=N" (0 most urgent, 3 by default, 7 least) and no
+// RFC 7540 priority gets it as a weight in the scheduler's tree, each level twice the next:
+// more urgent streams get more of the connection, none starves. ("i", incremental, is not
+// used: the tree interleaves streams of equal weight anyway.)
+void Http2Stream::apply_urgency() {
+    const std::string_view field = http::find_header(head_, "priority");
+    const size_t u = field.find("u=");
+    if (u == std::string_view::npos || u + 2 >= field.size()) return;
+    const char digit = field[u + 2];
+    if (digit < '0' || digit > '7') return;
+    const int urgency = digit - '0';
+    nghttp2_priority_spec spec;
+    const int32_t weight = urgency <= 3 ? 16 << (3 - urgency) : 16 >> (urgency - 3);
+    nghttp2_priority_spec_init(&spec, 0, weight, 0);
+    nghttp2_session_change_stream_priority(session_.ng(), id_, &spec);
 }
 
 bool Http2Stream::admit_body() {

@@ -81,14 +81,16 @@ public:
     Input input() const { return input_; }
     Output output() const { return output_; }
     bool body_waiting_for_producer() const { return producer_waiting_; }
-    uint64_t progress_ms = 0;  // when this stream last moved bytes either way
-    uint32_t close_code = 0;   // why nghttp2 closed it (told to closed() after the callbacks)
-    size_t index = 0;          // in the session's list of streams
+    uint64_t progress_ms = 0;    // when this stream last moved bytes either way
+    bool tree_priority = false;  // the HEADERS frame carried an RFC 7540 priority
+    uint32_t close_code = 0;     // why nghttp2 closed it (told to closed() after the callbacks)
+    size_t index = 0;            // in the session's list of streams
 
 private:
     enum class Body : uint8_t { None, Bytes, File, Producer };
 
     void plan();
+    void apply_urgency();
     void dispatch(BodyStream* stream = nullptr);
     void refuse(int status, const char* reason);
     void consume(size_t n);  // gives `n` received bytes' window back to the client
@@ -97,6 +99,7 @@ private:
     void submit_fields(bool with_body);
     void release_budget();
     void drop_producer();
+    void end_body(uint32_t* flags);
     Deferred defer();
 
     Http2Session& session_;
@@ -132,7 +135,8 @@ private:
     std::shared_ptr<StreamProducer> producer_;
     StreamWaker waker_;
     bool producer_done_ = false;
-    bool producer_said_wait_ = false;  // its last call said Waiting: not called before a wake
+    std::shared_ptr<Trailers> trailers_;  // sent after the body, if it ends complete
+    bool producer_said_wait_ = false;     // its last call said Waiting: not called before a wake
 };
 
 }  // namespace rivet::engine

@@ -77,6 +77,9 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
         // A protocol switch (101) has no meaning on a stream (RFC 9113 §8.6).
         return submit_simple(501, "Not Implemented: no protocol switch over HTTP/2\n", {});
     }
+    // An answer that ends its connection (Connection: close on HTTP/1.1): no new streams, the
+    // ones in flight finish.
+    if (reply.close) session_.go_away();
     const http::ResponseHead& h = reply.head;
     const bool has_body = !head_only_ && http::status_has_body(h.status);
     ResponseFields& f = session_.response_fields();
@@ -113,7 +116,10 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
             }
             break;
     }
-    submit_fields(body_kind_ != Body::None);
+    // Trailers go after the body, in a HEADERS frame of their own: a body (even an empty one)
+    // is sent so that they have a frame to follow.
+    if (has_body && reply.trailers) trailers_ = reply.trailers;
+    submit_fields(body_kind_ != Body::None || trailers_);
 }
 
 void Http2Stream::submit_simple(int status, std::string_view body, std::string_view extra_fields) {
@@ -139,14 +145,14 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
     progress_ms = session_.owner().loop().now_ms();
     switch (body_kind_) {
         case Body::None:
-            *flags |= NGHTTP2_DATA_FLAG_EOF;
+            end_body(flags);
             return 0;
         case Body::Bytes: {
             const size_t n = std::min(length, out_.size() - out_offset_);
             std::memcpy(buf, out_.data() + out_offset_, n);
             out_offset_ += n;
             if (out_offset_ == out_.size()) {
-                *flags |= NGHTTP2_DATA_FLAG_EOF;
+                end_body(flags);
                 std::string().swap(out_);
             }
             return ssize_t(n);
@@ -159,7 +165,7 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
             file_.offset += uint64_t(n);
             file_.length -= uint64_t(n);
             if (file_.length == 0) {
-                *flags |= NGHTTP2_DATA_FLAG_EOF;
+                end_body(flags);
                 file_ = {};
             }
             return n;
@@ -173,8 +179,11 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
         if (producer_said_wait_) {
             if (!waker_.link()->woken.exchange(false, std::memory_order_acq_rel)) {
                 if (session_.owner().draining()) {
-                    producer_done_ = true;  // the drain ends a waiting body (its client sees
-                    break;                  // the end of it), as on HTTP/1.1
+                    // The drain ends a waiting body (its client sees the end of it, without
+                    // trailers: the body is not complete), as on HTTP/1.1.
+                    producer_done_ = true;
+                    trailers_.reset();
+                    break;
                 }
                 producer_waiting_ = true;
                 return NGHTTP2_ERR_DEFERRED;
@@ -196,10 +205,23 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
     std::memcpy(buf, out_.data() + out_offset_, n);
     out_offset_ += n;
     if (producer_done_ && out_offset_ == out_.size()) {
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        end_body(flags);
         drop_producer();
     }
     return ssize_t(n);
+}
+
+// The body's last bytes are read: the stream ends with them, or with the trailers after them
+// (their names lowercased, as every field on HTTP/2).
+void Http2Stream::end_body(uint32_t* flags) {
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    std::shared_ptr<Trailers> trailers = std::move(trailers_);
+    if (!trailers || trailers->fields.empty()) return;
+    ResponseFields& f = session_.response_fields();
+    f.clear();
+    for (const auto& [name, value] : trailers->fields) f.add(name, value);
+    if (nghttp2_submit_trailer(session_.ng(), id_, f.list(), f.size()) == 0)
+        *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
 }
 
 bool Http2Stream::resume(const StreamLink* link) {
@@ -219,6 +241,7 @@ void Http2Stream::end_waiting_body() {
     if (!producer_ || !producer_waiting_) return;
     producer_waiting_ = false;
     producer_done_ = true;
+    trailers_.reset();  // cut short: not the complete body the trailers describe
     nghttp2_session_resume_data(session_.ng(), id_);
 }
 
