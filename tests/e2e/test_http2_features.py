@@ -315,7 +315,7 @@ def test_curl_reads_events(srv, mode, tls_certs):
 
 
 def test_waiting_stream(h2):
-    r = h2.get("/stream/waiting?parts=5&ms=40")
+    r = is_h2(h2.get("/stream/waiting?parts=5&ms=40"))
     assert r.status_code == 200
     lines = r.text.splitlines()
     assert lines[:5] == [f"part {i}" for i in range(1, 6)]
