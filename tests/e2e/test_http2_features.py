@@ -210,15 +210,15 @@ def test_full_worker_queue_is_503_and_the_connection_goes_on(rivet, tls_certs, m
 def test_a_stream_on_the_workers_holds_no_other_stream_of_its_connection(srv, mode, tls_certs):
     async def run():
         async with async_client(srv, mode, tls_certs) as c:
-            slow = asyncio.ensure_future(c.get("/cpu?ms=1500&i=slow"))
+            slow = asyncio.ensure_future(c.get("/cpu?ms=1000&i=slow"))
             hellos = [await c.get("/hello") for _ in range(5)]
             hellos_done_first = not slow.done()
             return await slow, hellos, hellos_done_first
 
     slow, hellos, first = run_async(run())
     assert all(is_h2(r).content == b"Hello, World!" for r in hellos)
-    assert is_h2(slow).json()["tag"] == "ms=1500&i=slow"
-    assert first, "/hello waited for the stream whose handler burned 1.5 s on a worker"
+    assert is_h2(slow).json()["tag"] == "ms=1000&i=slow"
+    assert first, "/hello waited for the stream whose handler burned 1 s on a worker"
 
 
 def test_coroutines_and_async_reply(h2):
@@ -241,7 +241,7 @@ def test_a_reset_stream_cancels_its_waiting_handler(srv, mode, tls_certs):
     with client(srv, mode, tls_certs) as h2c:
         assert cancelled_total(h2c) == 0
         with RawH2(srv, mode, tls_certs) as c:
-            sids = [c.open("GET", t) for t in ("/wait?ms=20000", "/cpu?ms=2000",
+            sids = [c.open("GET", t) for t in ("/wait?ms=20000", "/cpu?ms=1000",
                                                   "/later?ms=20000")]
             # The PING is answered after the server read the requests before it: their
             # handlers are waiting now.
