@@ -76,9 +76,10 @@ done
 
 # Pinned Python packages of the WebSocket tests: kosoku runs the Autobahn|Testsuite cases on
 # Python 3 (test_websocket_autobahn.py); websockets is a real client there and the Chromium
-# test's DevTools protocol client (test_websocket_clients.py). The HTTP/2 tests' clients:
-# httpx with http2=True (on httpcore and h2), and h2 itself for raw frames (test_http2_*.py).
-declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4 [httpx]=0.28.1 [h2]=4.4.1)
+# test's DevTools protocol client (test_websocket_clients.py). The HTTP/2 tests: h2 (with its
+# hyperframe and hpack, the raw frames of test_http2_attacks.py) and httpx, a real client
+# that speaks HTTP/2 through h2 (test_http2_clients.py).
+declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4 [h2]=4.3.0 [httpx]=0.28.1)
 for pkg in "${!pinned[@]}"; do
   have=$(python3 -c "import importlib.metadata as m; print(m.version('$pkg'))" 2>/dev/null || true)
   if [ "$have" != "${pinned[$pkg]}" ]; then
