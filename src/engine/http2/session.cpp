@@ -95,10 +95,10 @@ void Http2Session::feed(const char* data, size_t len) {
 // Requests completed by the input run now, outside nghttp2's callbacks: a handler may answer at
 // once (submitting frames), defer, or ask for its body.
 void Http2Session::after_input() {
-    std::vector<int32_t> ready;
-    ready.swap(ready_);
-    for (int32_t id : ready)
-        if (Http2Stream* s = stream(id)) s->run_ready();
+    // run_ready never marks more (only nghttp2's callbacks do): the list is stable meanwhile.
+    for (size_t i = 0; i < ready_.size(); ++i)
+        if (Http2Stream* s = stream(ready_[i])) s->run_ready();
+    ready_.clear();
     reap();
 }
 
@@ -356,7 +356,7 @@ bool Http2Session::unknown_stream(int32_t id) const {
 
 Http2Stream& Http2Session::open_stream(int32_t id) {
     highest_request_ = std::max(highest_request_, id);
-    auto s = std::make_unique<Http2Stream>(*this, id);
+    auto s = Http2Stream::make(*this, id);
     s->index = streams_.size();
     s->progress_ms = owner_.loop().now_ms();
     nghttp2_session_set_stream_user_data(ng_, id, s.get());
@@ -370,6 +370,7 @@ Http2Stream& Http2Session::open_stream(int32_t id) {
 void Http2Session::stream_closed(int32_t id, uint32_t error_code) {
     Http2Stream* s = stream(id);
     if (!s) return;
+    if (block_stream == s) block_stream = nullptr;
     nghttp2_session_set_stream_user_data(ng_, id, nullptr);
     const size_t i = s->index;
     std::unique_ptr<Http2Stream> owned = std::move(streams_[i]);
@@ -386,11 +387,12 @@ void Http2Session::stream_closed(int32_t id, uint32_t error_code) {
 
 void Http2Session::reap() {
     if (feeding_ || flushing_inside_nghttp2_) return;
-    while (!retired_.empty()) {
-        std::vector<std::unique_ptr<Http2Stream>> retired;
-        retired.swap(retired_);
-        for (auto& s : retired) s->closed(s->close_code);  // may retire no other: they are gone
+    // closed() retires no other stream: the list is stable meanwhile.
+    for (auto& s : retired_) {
+        s->closed(s->close_code);
+        Http2Stream::recycle(std::move(s));
     }
+    retired_.clear();
 }
 
 }  // namespace rivet::engine

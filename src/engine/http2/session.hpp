@@ -87,6 +87,7 @@ public:
         uint32_t frames = 0;
         uint64_t bytes = 0;
     } block;
+    Http2Stream* block_stream = nullptr;  // opened by the block in progress (if a request)
 
 private:
     // Frames of one kind within the current second of this connection.
