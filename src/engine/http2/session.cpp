@@ -123,42 +123,60 @@ void Http2Session::flush() {
     Transport& transport = conn_.transport();
     if (transport.backlog() && !transport.flush_backlog() && errno != EAGAIN && errno != EINTR)
         return close_now();
+    // Frames are gathered in the loop's shared buffer and written from there; only what the
+    // socket does not take is copied into the connection's own (an idle one keeps none).
+    std::string& gather = owner_.write_buffer();
     size_t written = 0;
     while (!transport.backlog()) {
-        while (out_.size() - out_sent_ < kGather) {
+        if (out_sent_ < out_.size()) {
+            const ssize_t n = transport.write({out_.data() + out_sent_, out_.size() - out_sent_});
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR) break;
+                return close_now();
+            }
+            LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
+            if (n > 0) transport.write_progress_ms = owner_.loop().now_ms();
+            out_sent_ += size_t(n);
+            written += size_t(n);
+            if (out_sent_ < out_.size()) break;  // the socket is full: on_writable goes on
+            std::string().swap(out_);
+            out_sent_ = 0;
+            continue;
+        }
+        while (gather.size() < kGather) {
             const uint8_t* frames = nullptr;
             flushing_inside_nghttp2_ = true;
             const ssize_t n = nghttp2_session_mem_send(ng_, &frames);
             flushing_inside_nghttp2_ = false;
-            if (n < 0) return close_now();
+            if (n < 0) {
+                gather.clear();
+                return close_now();
+            }
             if (n == 0) break;
-            out_.append(reinterpret_cast<const char*>(frames), size_t(n));
+            gather.append(reinterpret_cast<const char*>(frames), size_t(n));
         }
-        if (out_sent_ == out_.size()) break;
-        const ssize_t n = transport.write({out_.data() + out_sent_, out_.size() - out_sent_});
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) break;
+        if (gather.empty()) break;
+        ssize_t n = transport.write(gather);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            gather.clear();
             return close_now();
         }
-        LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
-        if (n > 0) transport.write_progress_ms = owner_.loop().now_ms();
-        out_sent_ += size_t(n);
-        written += size_t(n);
-        if (out_sent_ < out_.size()) break;  // the socket is full: on_writable goes on
-        out_.clear();
-        out_sent_ = 0;
+        const size_t sent = n > 0 ? size_t(n) : 0;
+        LoopStats::bump(owner_.stats().bytes_out, sent);
+        // Fresh output starts the write clock even if none of it could leave yet.
+        transport.write_progress_ms = owner_.loop().now_ms();
+        written += sent;
+        if (sent < gather.size()) {
+            out_.assign(gather, sent);
+            out_sent_ = 0;
+            gather.clear();
+            break;
+        }
+        gather.clear();
         if (written >= kWritePerTurn) {
             kick();  // one large answer does not hold the loop
             break;
         }
-    }
-    if (out_sent_ == out_.size()) {
-        out_.clear();
-        out_sent_ = 0;
-        if (out_.capacity() > kGather * 2) std::string().swap(out_);
-    } else if (out_sent_ > out_.size() / 2) {
-        out_.erase(0, out_sent_);
-        out_sent_ = 0;
     }
     reap();
     after_flush();
@@ -174,9 +192,10 @@ void Http2Session::after_flush() {
             !nghttp2_session_want_read(ng_) || (phase_ != Phase::Open && streams_.empty());
         if (finished || phase_ == Phase::Closing) return begin_close();
     }
-    // Reading stops while output piles up (a client that sends without reading its answers);
-    // the write timeout then bounds it.
-    const bool read = out_.size() - out_sent_ < owner_.config().limits.output_high_water;
+    // Reading stops while the socket does not take our output: a client that sends requests
+    // without reading the answers opens no more streams (each would hold its answer here), and
+    // the write timeout bounds the wait.
+    const bool read = !unsent();
     conn_.set_interest(
         uint8_t((read ? uint8_t(net::kReadable) : 0) | (unsent() ? uint8_t(net::kWritable) : 0)));
     arm_timer();

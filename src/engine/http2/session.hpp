@@ -115,14 +115,14 @@ private:
     std::vector<std::unique_ptr<Http2Stream>> streams_;  // open ones, any order (Stream::index)
     std::vector<std::unique_ptr<Http2Stream>> retired_;  // closed during this turn
     std::vector<int32_t> ready_;                         // completed by the last input
-    std::string out_;
+    std::string out_;  // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
     ResponseFields fields_;
     Window windows_[kHttp2AbuseKinds] = {};
     uint64_t last_active_ms_ = 0;
     uint32_t served_ = 0;
     int32_t highest_request_ = 0;  // the highest stream id a request opened
-    int32_t recently_closed_[64] = {};
+    int32_t recently_closed_[16] = {};
     uint32_t closed_count_ = 0;
     bool feeding_ = false;   // inside nghttp2_session_mem_recv
     bool flushing_ = false;  // inside flush(): a stream's answer is sent by the same loop
