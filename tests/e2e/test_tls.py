@@ -43,11 +43,15 @@ def srv(rivet, tls_certs, site):
 
 
 def test_curl_get_over_https(srv, tls_certs):
-    p = curl("--cacert", tls_certs.ca, f"https://localhost:{srv.tls_port}/hello",
-             "--resolve", f"localhost:{srv.tls_port}:127.0.0.1", "-w", "\\n%{http_code} %{http_version}")
-    assert p.returncode == 0, p.stderr
-    body, _, status = p.stdout.decode().rpartition("\n")
-    assert body == "Hello, World!" and status == "200 1.1", p.stdout
+    # curl offers h2 and http/1.1 in ALPN and speaks what was chosen: h2 (RunOptions::http2), and
+    # HTTP/1.1 when asked for it alone.
+    for flags, version in (((), "2"), (("--http1.1",), "1.1")):
+        p = curl("--cacert", tls_certs.ca, f"https://localhost:{srv.tls_port}/hello", *flags,
+                 "--resolve", f"localhost:{srv.tls_port}:127.0.0.1",
+                 "-w", "\\n%{http_code} %{http_version}")
+        assert p.returncode == 0, p.stderr
+        body, _, status = p.stdout.decode().rpartition("\n")
+        assert body == "Hello, World!" and status == "200 " + version, p.stdout
     # The plain listener is still plain HTTP.
     assert srv.get("/hello").body == b"Hello, World!"
 
@@ -173,8 +177,18 @@ def test_min_version_13_refuses_tls12(rivet, tls_certs):
         tls_connect(srv, tls_certs, max_version=ssl.TLSVersion.TLSv1_2)
 
 
-def test_alpn_http11(srv):
+def test_alpn_h2_first_then_http11(srv):
+    # The server's order wins: a client offering both gets h2, whatever its own order.
+    for offer in ("h2,http/1.1", "http/1.1,h2", "h2"):
+        rc, out = s_client(srv.tls_port, "-alpn", offer)
+        assert "ALPN protocol: h2\n" in out, (offer, out)
     rc, out = s_client(srv.tls_port, "-alpn", "http/1.1")
+    assert "ALPN protocol: http/1.1" in out, out
+
+
+def test_alpn_http11_only_without_http2(rivet, tls_certs):
+    srv = start_tls(rivet, tls_certs, "--no-http2")
+    rc, out = s_client(srv.tls_port, "-alpn", "h2,http/1.1")
     assert "ALPN protocol: http/1.1" in out, out
     # A client that offers only protocols the server does not speak gets no ALPN answer (or a
     # refusal), never a protocol it did not offer.
