@@ -80,6 +80,12 @@ void family(std::string& out, std::string_view name, const char* type, const cha
     out.append(name).append(" ").append(type).append("\n");
 }
 
+// The two counters are read one after the other while the loop runs: a stream opened and
+// closed between the reads must not make the difference wrap.
+uint64_t http2_streams_open(const engine::Http2Stats& h) {
+    return h.streams > h.streams_closed ? h.streams - h.streams_closed : 0;
+}
+
 // The engine's HTTP/2 counters, emitted with HTTP/2 off too (zero), as the TLS ones are.
 void http2_metrics(std::string& out, const engine::Http2Stats& h) {
     family(out, "rivet_http2_connections_total", "counter",
@@ -88,7 +94,7 @@ void http2_metrics(std::string& out, const engine::Http2Stats& h) {
     family(out, "rivet_http2_streams_total", "counter", "HTTP/2 streams opened by clients.");
     sample(out, "rivet_http2_streams_total", h.streams);
     family(out, "rivet_http2_streams_open", "gauge", "HTTP/2 streams open now.");
-    sample(out, "rivet_http2_streams_open", h.streams - h.streams_closed);
+    sample(out, "rivet_http2_streams_open", http2_streams_open(h));
     // By error code: NO_ERROR (the graceful ones) always, the others once seen.
     auto by_code = [&](const char* name, const char* help, const auto& counts) {
         family(out, name, "counter", help);
@@ -356,7 +362,7 @@ std::string status_json(const Snapshot& s) {
     const auto& h2 = s.serving.traffic.http2;
     j["http2"] = {{"connections", h2.connections},
                   {"streams", h2.streams},
-                  {"streams_open", h2.streams - h2.streams_closed},
+                  {"streams_open", http2_streams_open(h2)},
                   {"flow_control_stalls", h2.stalls}};
     j["rss_bytes"] = s.rss_bytes;
     j["cpu_seconds"] = s.cpu_seconds;

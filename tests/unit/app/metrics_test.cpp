@@ -119,6 +119,10 @@ TEST(Http2Metrics, EverySeriesWithItsLabels) {
               std::string::npos);
     EXPECT_NE(status_json(s).find("\"http2\":{\"connections\":3,"), std::string::npos)
         << status_json(s);
+
+    // A stream opened and closed between the loop's two reads: no wrap to 2^64 - 1.
+    h.streams_closed = h.streams + 1;
+    EXPECT_NE(prometheus_text(s).find("rivet_http2_streams_open 0\n"), std::string::npos);
 }
 
 TEST(Http2Metrics, ZerosWithHttp2Off) {  // the same series whatever the configuration
