@@ -107,5 +107,8 @@ inline std::string_view find_header(const RequestHead& head, std::string_view na
 }
 
 std::string_view method_name(Method m);
+Method method_from_name(std::string_view name);  // Other when not one of the enum's
+// A Content-Length value: digits only, no overflow.
+bool parse_content_length(std::string_view value, uint64_t& out);
 
 }  // namespace rivet::http
