@@ -271,11 +271,11 @@ void Http2Session::check_streams(uint64_t now) {
             stalled = quiet >= t.body_ms;
         else if (s->output() == Http2Stream::Output::Sending && !s->body_waiting_for_producer() &&
                  quiet >= t.write_ms) {
-            const bool window_shut =
-                nghttp2_session_get_stream_remote_window_size(ng_, s->id()) <= 0 ||
-                nghttp2_session_get_remote_window_size(ng_) <= 0;
-            if (window_shut) LoopStats::bump(owner_.stats().http2_stalls);
-            stalled = true;
+            // Held back by the client's window (a socket that does not drain is the
+            // connection's write timeout, above; a stream behind others is not stalled).
+            stalled = nghttp2_session_get_stream_remote_window_size(ng_, s->id()) <= 0 ||
+                      nghttp2_session_get_remote_window_size(ng_) <= 0;
+            if (stalled) LoopStats::bump(owner_.stats().http2_stalls);
         }
         if (stalled) nghttp2_submit_rst_stream(ng_, NGHTTP2_FLAG_NONE, s->id(), NGHTTP2_CANCEL);
     }
