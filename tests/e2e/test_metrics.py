@@ -145,20 +145,19 @@ def test_http2_series_and_the_protocol_label(rivet):
     assert value(f, "rivet_http2_goaways_sent", "rivet_http2_goaways_sent_total",
                  code="NO_ERROR") == 0
 
-    # One h2c connection (prior knowledge) with three streams, one of them offloaded.
-    base = f"http://{srv.host}:{srv.port}"
-    p = curl("--http2-prior-knowledge", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
-             "-w", "%{http_version} %{http_code}\\n", base + "/hello", base + "/hello",
-             base + "/work?n=10")
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.decode().split("\n")[:3] == ["2 200"] * 3, p.stdout
+    # Three h2c connections (prior knowledge), one stream each, one of them offloaded. (One curl
+    # per URL: curl 7.88 fails its second request on a reused h2c connection, nginx's too.)
+    for path in ("/hello", "/hello", "/work?n=10"):
+        p = curl("--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                 f"http://{srv.host}:{srv.port}{path}")
+        assert p.returncode == 0 and p.stdout == b"2 200", (p.stdout, p.stderr)
     req = "rivet_http_requests"
     f = scrape(srv)
     assert value(f, req, req + "_total", route="/hello", protocol="2", code="2xx") == 2
     assert value(f, req, req + "_total", route="/work", protocol="2", code="2xx") == 1
     assert value(f, req, req + "_total", route="/hello", protocol="1.1", code="2xx") == 0
     assert value(f, req, req + "_total", route="/metrics", protocol="1.1", code="2xx") == 1
-    assert value(f, "rivet_http2_connections", "rivet_http2_connections_total") == 1
+    assert value(f, "rivet_http2_connections", "rivet_http2_connections_total") == 3
     assert value(f, "rivet_http2_streams", "rivet_http2_streams_total") == 3
     # The streams end with their answers (curl has them all), the connection when curl leaves.
     wait_for(lambda: value(scrape(srv), "rivet_http2_streams_open", "rivet_http2_streams_open")
