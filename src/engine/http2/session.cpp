@@ -305,6 +305,7 @@ void Http2Session::on_closed() {
     // Whoever waits on a stream (a Deferred, a body, a producer's wakers) learns it now.
     std::vector<std::unique_ptr<Http2Stream>> streams;
     streams.swap(streams_);
+    ids_.clear();
     for (auto& s : streams) s->closed(NGHTTP2_CANCEL);
     LoopStats::bump(owner_.stats().http2_streams_closed, streams.size());
     for (auto& s : retired_) s->closed(s->close_code);
@@ -362,8 +363,12 @@ void Http2Session::resume_stream(const StreamLink* link) {
     flush();
 }
 
+// A scan of the open streams' ids (a few, at most max_concurrent_streams, side by side in
+// memory) costs less than a lookup in nghttp2's map, which misses the cache.
 Http2Stream* Http2Session::stream(int32_t id) const {
-    return static_cast<Http2Stream*>(nghttp2_session_get_stream_user_data(ng_, id));
+    for (size_t i = 0; i < ids_.size(); ++i)
+        if (ids_[i] == id) return streams_[i].get();
+    return nullptr;
 }
 
 bool Http2Session::unknown_stream(int32_t id) const {
@@ -378,8 +383,8 @@ Http2Stream& Http2Session::open_stream(int32_t id) {
     auto s = Http2Stream::make(*this, id);
     s->index = streams_.size();
     s->progress_ms = owner_.loop().now_ms();
-    nghttp2_session_set_stream_user_data(ng_, id, s.get());
     streams_.push_back(std::move(s));
+    ids_.push_back(id);
     LoopStats::bump(owner_.stats().http2_streams);
     return *streams_.back();
 }
@@ -390,14 +395,15 @@ void Http2Session::stream_closed(int32_t id, uint32_t error_code) {
     Http2Stream* s = stream(id);
     if (!s) return;
     if (block_stream == s) block_stream = nullptr;
-    nghttp2_session_set_stream_user_data(ng_, id, nullptr);
     const size_t i = s->index;
     std::unique_ptr<Http2Stream> owned = std::move(streams_[i]);
     if (i + 1 < streams_.size()) {
         streams_[i] = std::move(streams_.back());
         streams_[i]->index = i;
+        ids_[i] = ids_.back();
     }
     streams_.pop_back();
+    ids_.pop_back();
     owned->close_code = error_code;
     recently_closed_[closed_count_++ % std::size(recently_closed_)] = id;
     LoopStats::bump(owner_.stats().http2_streams_closed);

@@ -113,6 +113,7 @@ private:
     nghttp2_session* ng_ = nullptr;
     Phase phase_ = Phase::Open;
     std::vector<std::unique_ptr<Http2Stream>> streams_;  // open ones, any order (Stream::index)
+    std::vector<int32_t> ids_;                           // their ids, in the same order
     std::vector<std::unique_ptr<Http2Stream>> retired_;  // closed during this turn
     std::vector<int32_t> ready_;                         // completed by the last input
     std::string out_;  // frames the socket did not take (empty while it keeps up)
