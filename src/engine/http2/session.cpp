@@ -102,6 +102,11 @@ void Http2Session::after_input() {
     reap();
 }
 
+ResponseFields& Http2Session::response_fields() {
+    thread_local ResponseFields fields;
+    return fields;
+}
+
 void Http2Session::count_request() {
     ++served_;
     LoopStats::bump(owner_.stats().requests);

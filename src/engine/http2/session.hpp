@@ -60,7 +60,8 @@ public:
     Connection& connection() { return conn_; }
     IoThread& owner() { return owner_; }
     nghttp2_session* ng() { return ng_; }
-    ResponseFields& response_fields() { return fields_; }
+    // The loop thread's: a field list lives only until nghttp2 has copied it.
+    static ResponseFields& response_fields();
     void count_request();
     // A graceful GOAWAY: the streams begun so far finish, then the connection closes (the lame
     // duck, the drain, an answer that ends its connection).
@@ -118,7 +119,6 @@ private:
     std::vector<int32_t> ready_;                         // completed by the last input
     std::string out_;  // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
-    ResponseFields fields_;
     Window windows_[kHttp2AbuseKinds] = {};
     uint64_t last_active_ms_ = 0;
     uint32_t served_ = 0;
