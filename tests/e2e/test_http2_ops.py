@@ -123,15 +123,13 @@ def test_request_metrics_count_the_streams(rivet, tls_certs, mode):
     assert sum(s.value for s in f if s.name == req) == 13
     hist = "rivet_http_request_duration_seconds"
     assert total(f, hist + "_count") == 13 and total(f, hist + "_bucket", le="+Inf") == 13
-    # Where the request metrics carry the protocol, /hello's differ from HTTP/1.1's.
-    protocols = {s.labels.get("protocol") for s in f
-                 if s.name == req and s.labels["route"] == "/hello"}
-    assert len(protocols) == 1, protocols
-    after = scrape(srv)  # the first scrape, over HTTP/1.1, is counted apart
+    # The protocol label: "2" on every request above, "1.1" on the scrape (raw HTTP/1.1).
+    counted = [s for s in f if s.name == req and s.value > 0]
+    assert {s.labels.get("protocol") for s in counted} == {"2"}, counted
+    assert total(f, req, route="/hello", protocol="2") == 7
+    after = scrape(srv)
     scraped = [s for s in after if s.name == req and s.labels["route"] == "/metrics"]
-    assert sum(s.value for s in scraped) == 1
-    if protocols != {None}:
-        assert {s.labels.get("protocol") for s in scraped}.isdisjoint(protocols), scraped
+    assert [(s.labels["protocol"], s.value) for s in scraped if s.value] == [("1.1", 1)], scraped
     assert total(f, "rivet_http2_connections_total") == 1
     assert total(f, "rivet_http2_streams_total") == 13
     assert total(f, "rivet_http2_streams_open") == 0
