@@ -42,6 +42,10 @@ public:
 
     Http2Stream(Http2Session& session, int32_t id);
     ~Http2Stream();
+    // Streams come and go by the thousand: a closed one's object (and its buffers' capacity)
+    // serves the next stream its loop thread opens, on whichever connection.
+    static std::unique_ptr<Http2Stream> make(Http2Session& session, int32_t id);
+    static void recycle(std::unique_ptr<Http2Stream> stream);
 
     // Responder.
     Deferred answer(const http::RequestHead* head, const Answer& answer) override;
@@ -102,8 +106,10 @@ private:
     void end_body(uint32_t* flags);
     Deferred defer();
 
-    Http2Session& session_;
-    const int32_t id_;
+    void reuse(Http2Session& session, int32_t id);
+
+    Http2Session* session_;
+    int32_t id_;
     Input input_ = Input::Headers;
     Output output_ = Output::Owed;
     bool body_follows_ = false;
