@@ -71,7 +71,7 @@ public:
 
     // --- for the frame callbacks (session_frames.cpp) ---
     Http2Stream* stream(int32_t id) const;
-    Http2Stream& open_stream(int32_t id);
+    Http2Stream* open_stream(int32_t id);  // null: refused (over the stream limit)
     // A client's stream id below the highest it opened, never opened itself (RFC 9113 §5.1.1:
     // ids only grow) and not one of the streams closed lately (their late frames are nghttp2's
     // to answer).
@@ -129,6 +129,7 @@ private:
     bool flushing_ = false;  // inside flush(): a stream's answer is sent by the same loop
     bool flushing_inside_nghttp2_ = false;  // inside nghttp2_session_mem_send
     bool budget_wait_ = false;              // some stream waits for the body budget
+    bool settings_sent_ = false;            // the first SETTINGS frame has left
 };
 
 }  // namespace rivet::engine
