@@ -237,7 +237,9 @@ def cancelled_total(h2c) -> int:
     return int(m.group(1))
 
 
-def test_a_reset_stream_cancels_its_waiting_handler(srv, mode, tls_certs):
+def test_a_reset_stream_cancels_its_waiting_handler(rivet, mode, tls_certs):
+    # One worker: the /cpu job cancelled below runs to its end before any later one.
+    srv = start(rivet, tls_certs, base=("--threads", "1", "--workers", "1"))
     with client(srv, mode, tls_certs) as h2c:
         assert cancelled_total(h2c) == 0
         with RawH2(srv, mode, tls_certs) as c:
@@ -256,6 +258,11 @@ def test_a_reset_stream_cancels_its_waiting_handler(srv, mode, tls_certs):
             s = c.response(c.open("GET", "/hello"))
             assert s.status == 200 and bytes(s.body) == b"Hello, World!"
         assert cancelled_total(h2c) == 3
+        # A job after the cancelled one: once it is answered, the cancelled /cpu job has ended
+        # and its frame is gone. (A coroutine cancelled while its worker job runs is freed when
+        # the job ends; a server stopped before that leaks the frame, on HTTP/1.1 as well: a
+        # defect of the worker pool's shutdown, not of this protocol.)
+        assert h2c.get("/cpu?ms=1").status_code == 200
 
 
 # ---- request bodies as streams: POST /upload ----
