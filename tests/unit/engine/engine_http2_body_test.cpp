@@ -112,11 +112,84 @@ TEST(EngineHttp2Body, AStreamedBodyIsPulledWithTheWindowAsBackpressure) {
     ASSERT_TRUE(client.finish(id));
     EXPECT_EQ(s.status, 200);
     EXPECT_EQ(s.body, std::to_string(body.size()) + " bytes");
+    // The source is the loop's to drop (it is used on the loop's thread only).
+    h.io().loop().post([p] { p->source = {}; });
+    ASSERT_TRUE(h.sync());
     std::lock_guard lock(p->mu);
     EXPECT_TRUE(p->got == body) << "the body pulled differs (" << p->got.size() << " bytes)";
     EXPECT_LE(p->largest, size_t(kWindow));
     EXPECT_GT(p->pieces, 5u);  // it came as the window let it, not at once
     EXPECT_EQ(p->error, -1);
+}
+
+TEST(EngineHttp2Body, AResetStreamFailsTheBodyItsHandlerWaitsFor) {
+    std::mutex mu;
+    std::shared_ptr<StepPull> pull;
+    EngineHarness h(
+        {},
+        [&](Exchange& ex) {
+            if (ex.head().path != "/up") return ex.respond_simple(200, "other\n");
+            auto p = std::make_shared<StepPull>();
+            p->source = ex.source();
+            p->answer = ex.defer();
+            p->ask();
+            std::lock_guard lock(mu);
+            pull = p;
+        },
+        [](const http::RequestHead&, BodyPlan& plan) { plan.mode = BodyPlan::Mode::Streamed; });
+    auto c = h.connect();
+    H2Client client(*c);
+    const std::string body = pattern(1000);
+    const int32_t id = client.request("POST", "/up", {}, &body, true);
+    ASSERT_TRUE(client.sync());
+    ASSERT_TRUE(h.app().wait_served(1));
+    std::shared_ptr<StepPull> p;
+    {
+        std::lock_guard lock(mu);
+        p = pull;
+    }
+    ASSERT_TRUE(p);
+    EXPECT_FALSE(p->done());  // it waits for the first piece
+    client.reset(id);
+    ASSERT_TRUE(client.run_until([&] { return p->done(); }));
+    {
+        std::lock_guard lock(p->mu);
+        EXPECT_FALSE(p->ended);
+        EXPECT_GE(p->error, 0);  // an error piece, not the end of the body
+    }
+    const int32_t other = client.request("GET", "/other");
+    ASSERT_TRUE(client.finish(other));
+    EXPECT_EQ(client.stream(other).body, "other\n");
+    h.io().loop().post([p] { p->source = {}; });
+    ASSERT_TRUE(h.sync());
+}
+
+TEST(EngineHttp2Body, AnAnswerBeforeTheBodyEndsResetsTheRestWithNoError) {
+    constexpr uint32_t kWindow = 16 * 1024;
+    ServerConfig config;
+    config.http2.stream_window = kWindow;
+    EngineHarness h(
+        config, [](Exchange& ex) { ex.respond_simple(200, "early\n"); },
+        [](const http::RequestHead&, BodyPlan& plan) { plan.mode = BodyPlan::Mode::Streamed; });
+    auto c = h.connect();
+    H2Client client(*c);
+    ASSERT_TRUE(client.sync());
+    const std::string body = pattern(10 * kWindow);
+    const int32_t id = client.request("POST", "/up", {}, &body);
+    ASSERT_TRUE(client.finish(id));
+    const H2Stream& s = client.stream(id);
+    EXPECT_EQ(s.status, 200);
+    EXPECT_EQ(s.body, "early\n");
+    EXPECT_TRUE(s.ended);
+    // RFC 9113 §8.1: the server may end the request with RST_STREAM NO_ERROR after a complete
+    // answer; the client stops sending, and never past the window.
+    EXPECT_TRUE(s.reset_by_server);
+    EXPECT_EQ(s.reset_code, uint32_t(NGHTTP2_NO_ERROR));
+    EXPECT_LE(s.uploaded, size_t(kWindow));
+    const int32_t after = client.request("GET", "/after");
+    ASSERT_TRUE(client.finish(after));
+    EXPECT_EQ(client.stream(after).body, "early\n");
+    EXPECT_FALSE(client.goaway());
 }
 
 // A producer that hands over what the test pushed, and says Waiting until it is told the end.
