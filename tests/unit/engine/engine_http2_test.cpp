@@ -91,21 +91,27 @@ TEST(EngineHttp2, ARequestStartingWithPIsStillHttp11) {
     EXPECT_EQ(h.io().stats().http2_connections.load(), 0u);
 }
 
-TEST(EngineHttp2, ManyStreamsOnOneConnectionAreAllAnswered) {
-    EngineHarness h;
+TEST(EngineHttp2, AHundredConcurrentStreamsOnOneConnectionAreAllAnswered) {
+    EngineHarness h({}, [&](Exchange& ex) { h.app().keep(ex.defer()); });
     auto c = h.connect();
     H2Client client(*c);
     std::vector<int32_t> ids;
-    for (int i = 0; i < 50; ++i) ids.push_back(client.request("GET", "/n/" + std::to_string(i)));
+    for (int i = 0; i < 100; ++i) ids.push_back(client.request("GET", "/n/" + std::to_string(i)));
+    ASSERT_TRUE(client.sync());  // all 100 are open at once, each waiting for its answer
+    auto deferred = h.app().take_deferred(100);
+    ASSERT_EQ(deferred.size(), 100u);
+    for (size_t i = deferred.size(); i-- > 0;)  // answered in the reverse order
+        deferred[i].complete(app::reply_of(reply("answer " + std::to_string(i))));
     ASSERT_TRUE(client.run_until([&] {
         for (int32_t id : ids)
             if (!client.stream(id).closed) return false;
         return true;
     }));
-    for (int i = 0; i < 50; ++i) {
+    for (int i = 0; i < 100; ++i) {
         EXPECT_EQ(client.stream(ids[i]).status, 200);
-        EXPECT_EQ(client.stream(ids[i]).body, "GET /n/" + std::to_string(i) + " body=");
+        EXPECT_EQ(client.stream(ids[i]).body, "answer " + std::to_string(i));
     }
+    EXPECT_FALSE(client.goaway());
 }
 
 TEST(EngineHttp2, ADeferredAnswerIsSentWhenCompleted) {
