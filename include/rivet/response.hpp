@@ -19,6 +19,8 @@ namespace rivet {
 namespace detail {
 struct ResponseUpgrade;  // app/: what a 101 hands the connection to (rivet/websocket.hpp)
 struct ResponseAccess;
+struct TrailerFields;  // app/: the fields, as the engine reads them when the body ends
+struct TrailerAccess;
 }  // namespace detail
 
 // An open file whose bytes responses send with sendfile(2), straight from the page cache.
@@ -40,6 +42,44 @@ struct FileRange {
     std::shared_ptr<const OpenFile> file;
     uint64_t offset = 0;
     uint64_t length = 0;
+};
+
+// Trailer fields: sent after the body, for what is known only once it is (a checksum, gRPC's
+// grpc-status). HTTP/1.1 sends them in the last chunk of chunked coding (a response with
+// trailers is chunked whatever its body); HTTP/1.0 has no chunked coding and drops them; HTTP/2
+// sends a HEADERS frame after the data. A handle made by Response::trailers(): copies name the
+// same fields, which the response sends when its body ends, so a streamed body's producer keeps
+// one and adds to it before it says the body is done:
+//
+//   rivet::Trailers trailers = res.trailers();
+//   res.stream([trailers, sum = Sum()](std::string& out) mutable {
+//       ... append a piece, add it to sum ...
+//       if (more) return true;
+//       trailers.add("checksum", sum.hex());  // read once the producer said done
+//       return false;
+//   }, "text/plain");
+//
+// Not thread-safe: add from the thread that runs the producer (its I/O loop), or order the
+// adds before its last call as for its other state. A stream cut short (the client left, the
+// server's drain) sends none: a client that needs them sees it did not end.
+class Trailers {
+public:
+    Trailers() = default;  // names no response: add() throws std::logic_error
+    // Adds a field (in order; a name may repeat). Throws std::invalid_argument as
+    // Response::header does (a name that is not a token, a value holding CR, LF or NUL), and
+    // for the fields a trailer may not carry (RFC 9110 §6.5.1: Content-Length,
+    // Transfer-Encoding, Host, Connection, TE, Trailer, Content-Type, Content-Encoding,
+    // Cache-Control, Set-Cookie, Authorization, Location, ...).
+    Trailers& add(std::string_view name, std::string_view value);
+    std::string_view get(std::string_view name) const;  // first match, "" if none
+    // The fields added so far (empty for a default-made handle).
+    const std::vector<std::pair<std::string, std::string>>& fields() const;
+    explicit operator bool() const { return fields_ != nullptr; }
+
+private:
+    friend class Response;
+    friend struct detail::TrailerAccess;
+    std::shared_ptr<detail::TrailerFields> fields_;
 };
 
 // Produces a streamed body piece by piece: append the next piece to `out` and return true while
@@ -98,6 +138,14 @@ public:
     const std::shared_ptr<WaitingProducer>& waiting_producer() const { return waiting_; }
     bool streamed() const { return producer_ || waiting_; }  // either form
 
+    // Trailers (see Trailers): trailer() adds one known before the body ends (validated as
+    // Trailers::add, which it calls); trailers() is the handle a streamed body's producer keeps
+    // to add them at its end, made on the first call. Error answers that replace the response
+    // drop them.
+    Response& trailer(std::string_view name, std::string_view value);
+    Trailers trailers();
+    bool has_trailers() const { return bool(trailers_); }
+
     bool close_connection() const { return close_; }
     Response& close_connection(bool close) {
         close_ = close;
@@ -106,6 +154,7 @@ public:
 
 private:
     friend struct detail::ResponseAccess;
+    friend struct detail::TrailerAccess;
     void set_static_type(std::string_view literal) {
         static_type_ = literal;
         own_type_.clear();
@@ -120,6 +169,7 @@ private:
     std::shared_ptr<BodyProducer> producer_;
     std::shared_ptr<WaitingProducer> waiting_;
     FileRange file_;
+    Trailers trailers_;  // none (no allocation) until trailer() or trailers()
     std::shared_ptr<const detail::ResponseUpgrade> upgrade_;  // a WebSocket route's 101
 };
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "app/request/stream_access.hpp"
+#include "app/request/trailers_access.hpp"
 #include "app/websocket/websocket_core.hpp"
 #include "core/field_count.hpp"
 
@@ -91,6 +92,7 @@ engine::ReplyView view_of(const Response& r) {
     } else {
         v.head.body = r.body();
     }
+    v.trailers = detail::TrailerAccess::of(r);
     v.close = r.close_connection();
     if (auto* upgrade = detail::ResponseAccess::upgrade_of(r)) v.then = upgrade->make;
     return v;
@@ -105,6 +107,7 @@ engine::Reply reply_of(Response&& r) {
     out.stream = engine_stream(r);
     if (const FileRange* f = r.file_range())
         out.file = {f->file, f->file->fd(), f->offset, f->length};
+    out.trailers = detail::TrailerAccess::of(r);
     out.close = r.close_connection();
     if (auto* upgrade = detail::ResponseAccess::upgrade_of(r)) out.then = upgrade->make;
     return out;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "engine/http1/session.hpp"
 #include "engine/io_thread.hpp"
 
 namespace rivet::engine {
@@ -22,7 +21,7 @@ void rebase_head(http::RequestHead& head, std::vector<http::Header>& fields, con
     }
 }
 
-BodyStream::BodyStream(IoThread& t, Http1Session& c, const http::RequestHead& h,
+BodyStream::BodyStream(IoThread& t, BodyOwner& c, const http::RequestHead& h,
                        std::string_view head_bytes, uint64_t limit)
     : thread(t),
       connection(&c),

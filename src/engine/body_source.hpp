@@ -29,8 +29,20 @@
 
 namespace rivet::engine {
 
-class Http1Session;
+class BodyStream;
 class IoThread;
+
+// Who feeds a streamed body: its HTTP/1.1 connection's session, or its HTTP/2 stream.
+class BodyOwner {
+public:
+    // The handler asks for the next piece (BodySource::next): deliver it later, when it comes.
+    virtual void upload_asked() = 0;
+    // A piece ready now (BodySource::try_next): true when one (or the end, or an error) is in `s`.
+    virtual bool upload_take(BodyStream& s) = 0;
+
+protected:
+    ~BodyOwner() = default;
+};
 
 struct BodyPiece {
     enum class Kind : uint8_t {
@@ -52,19 +64,24 @@ public:
 
     // `head` lies at `head_bytes` in the input: its bytes are copied, so that the head outlives
     // the connection's buffer (and the request after it).
-    BodyStream(IoThread& thread, Http1Session& connection, const http::RequestHead& head,
+    BodyStream(IoThread& thread, BodyOwner& connection, const http::RequestHead& head,
                std::string_view head_bytes, uint64_t limit);
 
-    // Decodes the next piece out of `in` into piece_. Returns the bytes of `in` used; `made` is
-    // set when a piece (or the end, or an error) is ready to deliver.
+    // HTTP/1.1: decodes the next piece out of `in` into piece_. Returns the bytes of `in` used;
+    // `made` is set when a piece (or the end, or an error) is ready to deliver.
     size_t decode(std::string_view in, bool& made);
+    // HTTP/2: DATA frames' payload, framed already (the stream checks the limit).
+    void append(std::string_view bytes) {
+        piece.append(bytes);
+        received += bytes.size();
+    }
     BodyPiece current() const;  // the piece to deliver now
     void fail(int status, const char* reason);
     void deliver();        // hands current() to the waiting callback, if any
     void deliver_later();  // the same, from a task posted to the loop
 
     IoThread& thread;
-    Http1Session* connection;  // null once the connection is done with the body (or gone)
+    BodyOwner* connection;  // null once the connection is done with the body (or gone)
     http::RequestHead head;
     State state = State::Open;
     bool continue_owed = false;  // Expect: 100-continue not answered yet

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/http1/session.hpp"
+#include "engine/http2/session.hpp"
 #include "engine/io_thread.hpp"
 #include "engine/transport_tls.hpp"
 
@@ -167,10 +168,14 @@ void Connection::refuse_plain_http() {
     http.refuse(400, "the plain HTTP request was sent to the HTTPS port");
 }
 
-// The protocol is known: what ALPN chose on TLS (HTTP/2 will be chosen here), HTTP/1.1 else.
+// The protocol is known: what ALPN chose on TLS ("h2": HTTP/2), HTTP/1.1 else. A plain
+// connection that starts with HTTP/2's preface is handed over by its HTTP/1.1 session.
 void Connection::begin_session(std::string_view input) {
     stage_ = Stage::Session;
-    session_ = std::make_unique<Http1Session>(*this);
+    if (tls_listener_ && owner_.config().http2.enabled && transport_->tls_facts().alpn == "h2")
+        session_ = std::make_unique<Http2Session>(*this);
+    else
+        session_ = std::make_unique<Http1Session>(*this);
     session_->start(input);
 }
 

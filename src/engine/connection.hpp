@@ -2,7 +2,8 @@
 // or TLS), the loop registration, the one timer and the peer's address, and runs one protocol
 // session at a time over them (session.hpp). Before the session it may read a trusted proxy's
 // PROXY header (before the transport's first byte, so on TLS listeners too) and run the TLS
-// handshake; what the session speaks is chosen when those are done (ALPN; HTTP/1.1 now).
+// handshake; what the session speaks is chosen when those are done (by ALPN on TLS: HTTP/2 or
+// HTTP/1.1; HTTP/1.1 on plain TCP, which hands over to HTTP/2 when the preface comes).
 #pragma once
 
 #include <sys/socket.h>

@@ -89,6 +89,7 @@ public:
 
 private:
     friend class Http1Session;
+    friend class Http2Stream;
     std::shared_ptr<DeferredState> state_;
     IoThread* thread_ = nullptr;
     int fd_ = -1;
@@ -114,9 +115,8 @@ struct Answer {
     uint64_t slot = 0;  // Refusal: the deferred answer it takes the place of (0: a new one)
 };
 
-// What an Exchange answers through: the session that read the request (an HTTP/1.1 connection;
-// an HTTP/2 stream's session will be one too), so the application's side is one whatever the
-// protocol.
+// What an Exchange answers through: the session that read the request (an HTTP/1.1 connection,
+// an HTTP/2 stream), so the application's side is one whatever the protocol.
 class Responder {
 public:
     // The one entry point of answers. `head`: the request answered (null: a refusal inside the
@@ -185,6 +185,7 @@ public:
 
 private:
     friend class Http1Session;
+    friend class Http2Stream;
     ErrorReply(Responder& r, uint64_t slot) : responder_(r), slot_(slot) {}
     Responder& responder_;
     uint64_t slot_;  // the streamed request's deferred answer it replaces (0: a new answer)

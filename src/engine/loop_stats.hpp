@@ -63,6 +63,55 @@ struct WebSocketStats {
     }
 };
 
+// HTTP/2 error codes (RFC 9113 §7) counted one by one (0x0..0xd), then any other.
+inline constexpr size_t kHttp2ErrorKinds = 15;
+inline size_t http2_error_kind(uint32_t code) {
+    return code <= 0xd ? code : 14;
+}
+inline std::string_view http2_error_label(size_t kind) {
+    constexpr std::string_view labels[kHttp2ErrorKinds] = {
+        "NO_ERROR",           "PROTOCOL_ERROR",     "INTERNAL_ERROR",      "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",   "STREAM_CLOSED",      "FRAME_SIZE_ERROR",    "REFUSED_STREAM",
+        "CANCEL",             "COMPRESSION_ERROR",  "CONNECT_ERROR",       "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED", "other"};
+    return labels[kind];
+}
+// Why a connection was told to calm down (GOAWAY ENHANCE_YOUR_CALM).
+enum class Http2Abuse : uint8_t {
+    RapidReset,    // streams reset by the client before their answer (CVE-2023-44487)
+    Continuation,  // a header block past the limit in CONTINUATION frames (CVE-2024-27316)
+    Settings,      // SETTINGS frames past the per-second bound
+    Ping,
+    Priority,
+    EmptyData,  // DATA frames with no payload and no END_STREAM
+    Hpack,      // a header block that decodes far past the limit (an HPACK bomb)
+};
+inline constexpr size_t kHttp2AbuseKinds = 7;
+inline std::string_view http2_abuse_label(Http2Abuse a) {
+    constexpr std::string_view labels[kHttp2AbuseKinds] = {
+        "rapid_reset", "continuation", "settings", "ping", "priority", "empty_data", "hpack"};
+    return labels[size_t(a)];
+}
+
+// HTTP/2 connections (metrics: rivet_http2_*).
+struct Http2Stats {
+    uint64_t connections = 0, streams = 0, streams_closed = 0, stalls = 0;
+    std::array<uint64_t, kHttp2ErrorKinds> goaways_sent{}, goaways_received{};
+    std::array<uint64_t, kHttp2AbuseKinds> abuse{};
+    Http2Stats& operator+=(const Http2Stats& o) {
+        connections += o.connections;
+        streams += o.streams;
+        streams_closed += o.streams_closed;
+        stalls += o.stalls;
+        for (size_t i = 0; i < kHttp2ErrorKinds; ++i) {
+            goaways_sent[i] += o.goaways_sent[i];
+            goaways_received[i] += o.goaways_received[i];
+        }
+        for (size_t i = 0; i < kHttp2AbuseKinds; ++i) abuse[i] += o.abuse[i];
+        return *this;
+    }
+};
+
 struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
@@ -76,6 +125,7 @@ struct ServerStats {
     TlsHandshakes tls_handshakes;
     std::array<uint64_t, kTlsFailureKinds> tls_failures{};
     WebSocketStats websockets;
+    Http2Stats http2;
 
     ServerStats& operator+=(const ServerStats& o) {
         accepted += o.accepted;
@@ -93,6 +143,7 @@ struct ServerStats {
         tls_handshakes.resumed_tls13 += o.tls_handshakes.resumed_tls13;
         for (size_t i = 0; i < kTlsFailureKinds; ++i) tls_failures[i] += o.tls_failures[i];
         websockets += o.websockets;
+        http2 += o.http2;
         return *this;
     }
 };
@@ -118,6 +169,14 @@ struct LoopStats {
         websocket_messages_out{0}, websocket_violations{0}, websocket_slow_closed{0},
         websocket_bytes_in{0}, websocket_bytes_out{0};
     std::array<std::atomic<uint64_t>, kWebSocketCloseKinds> websocket_closes{};
+    // HTTP/2 (engine/http2/): connections and streams begun, streams ended (open = the
+    // difference), streams whose output waited on a window held at zero past the write timeout,
+    // GOAWAYs each way by code, abuse by kind.
+    std::atomic<uint64_t> http2_connections{0}, http2_streams{0}, http2_streams_closed{0},
+        http2_stalls{0};
+    std::array<std::atomic<uint64_t>, kHttp2ErrorKinds> http2_goaways_sent{},
+        http2_goaways_received{};
+    std::array<std::atomic<uint64_t>, kHttp2AbuseKinds> http2_abuse{};
 
     static void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -143,6 +202,15 @@ struct LoopStats {
                         websocket_bytes_in.load(r),    websocket_bytes_out.load(r)};
         for (size_t i = 0; i < kWebSocketCloseKinds; ++i)
             s.websockets.closes[i] = websocket_closes[i].load(r);
+        s.http2.connections = http2_connections.load(r);
+        s.http2.streams = http2_streams.load(r);
+        s.http2.streams_closed = http2_streams_closed.load(r);
+        s.http2.stalls = http2_stalls.load(r);
+        for (size_t i = 0; i < kHttp2ErrorKinds; ++i) {
+            s.http2.goaways_sent[i] = http2_goaways_sent[i].load(r);
+            s.http2.goaways_received[i] = http2_goaways_received[i].load(r);
+        }
+        for (size_t i = 0; i < kHttp2AbuseKinds; ++i) s.http2.abuse[i] = http2_abuse[i].load(r);
         return s;
     }
 };

@@ -10,6 +10,7 @@ Reply Reply::copy_of(const ReplyView& v) {
     r.body.assign(v.head.body);
     r.stream = v.stream;
     r.file = v.file;
+    r.trailers = v.trailers;
     r.close = v.close;
     r.then = v.then;
     return r;
@@ -30,6 +31,7 @@ ReplyView Reply::view() const {
     } else {
         v.head.body = body;
     }
+    v.trailers = trailers;
     v.close = close;
     v.then = then;
     return v;

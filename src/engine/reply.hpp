@@ -29,11 +29,27 @@ struct FileBody {
     uint64_t length = 0;
 };
 
+// Trailer fields: sent after the body (HTTP/1.1: in the last chunk of chunked coding; HTTP/2: a
+// trailing HEADERS frame). Names and values are validated where they are added (the app's
+// rivet::Trailers::set: names are tokens, none of http::trailer_field_allowed's refusals, values
+// without CR, LF or NUL); the engine sends them as they are, in order, names as given.
+struct Trailers {
+    std::vector<std::pair<std::string, std::string>> fields;
+};
+
 struct ReplyView {
     http::ResponseHead head;                 // its body kind says whether stream or file is set
     std::shared_ptr<StreamProducer> stream;  // head.body_kind == Streamed
     FileBody file;                           // head.body_kind == Sized
-    bool close = false;                      // the connection ends after this answer
+    // Set: the answer has trailers (null for almost every answer: nothing allocated). Read
+    // only once the body is complete: for a Streamed body after its producer returned Done (it
+    // may fill them on that very call), for Bytes and Sized bodies when the body is sent. The
+    // fields present when the head is written are known up front (HTTP/1.1 announces their
+    // names in a Trailer field). A stream cut short (the drain, a close) sends none.
+    // HTTP/1.1 sends them chunked (any body kind); HTTP/1.0 drops them (it has no chunked
+    // coding to carry them); answers without a body (HEAD, 204, 304) have none.
+    std::shared_ptr<Trailers> trailers;
+    bool close = false;  // the connection ends after this answer
     // Set: once this answer (a 101) has left, the connection goes on in another protocol,
     // with the bytes read after this request (Http1Session::Phase::Switching).
     SessionFactory then;
@@ -46,6 +62,7 @@ struct Reply {
     std::string body;
     std::shared_ptr<StreamProducer> stream;
     FileBody file;
+    std::shared_ptr<Trailers> trailers;  // as ReplyView::trailers (shared, not copied)
     bool close = false;
     SessionFactory then;
 

@@ -42,6 +42,25 @@ struct Timeouts {  // milliseconds
     uint64_t handshake_ms = 10'000;  // a TLS handshake, from the accept
 };
 
+// HTTP/2 (engine/http2/): on TLS listeners by ALPN "h2", on the plain port by prior knowledge
+// (a connection that starts with the preface). Off: ALPN offers only http/1.1 and a preface is
+// HTTP/1.1's bad request. The numbers are what the SETTINGS frame announces and the session
+// holds each stream and connection to; the header limits are Limits' (max_header_bytes).
+struct Http2Config {
+    bool enabled = true;
+    uint32_t max_concurrent_streams = 100;
+    // The request body a stream may send before the handler has taken it (its flow-control
+    // window), and all streams of a connection together: what one connection can make the
+    // server hold for bodies not yet read.
+    uint32_t stream_window = 256 * 1024;
+    uint32_t connection_window = 16 * 1024 * 1024;
+    // Frames that cost the server work and give the client nothing, each within one second of a
+    // connection (SETTINGS, PING, PRIORITY, empty DATA, and streams the client reset before their
+    // answer: the rapid-reset attack): past it, GOAWAY ENHANCE_YOUR_CALM.
+    uint32_t max_control_frames_per_s = 1000;
+    uint32_t max_resets_per_s = 100;
+};
+
 struct ServerConfig {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
@@ -53,6 +72,7 @@ struct ServerConfig {
 
     Limits limits;
     Timeouts timeouts;
+    Http2Config http2;
 
     // PROXY protocol (v1 and v2) on both listeners: a connection from an address in
     // `proxy_trusted` may begin with a header naming the client (Connection's

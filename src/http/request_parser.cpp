@@ -16,6 +16,38 @@
 #include "http/byte_scan.hpp"
 
 namespace rivet::http {
+bool parse_content_length(std::string_view v, uint64_t& out) {
+    if (v.empty()) return false;
+    uint64_t n = 0;
+    for (const char c : v) {
+        if (c < '0' || c > '9') return false;
+        const unsigned d = static_cast<unsigned>(c - '0');
+        if (n > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
+        n = n * 10 + d;
+    }
+    out = n;
+    return true;
+}
+
+Method method_from_name(std::string_view m) {
+    switch (m.size()) {
+        case 3:
+            return m == "GET" ? Method::Get : m == "PUT" ? Method::Put : Method::Other;
+        case 4:
+            return m == "POST" ? Method::Post : m == "HEAD" ? Method::Head : Method::Other;
+        case 5:
+            return m == "PATCH" ? Method::Patch : m == "TRACE" ? Method::Trace : Method::Other;
+        case 6:
+            return m == "DELETE" ? Method::Delete : Method::Other;
+        case 7:
+            return m == "OPTIONS"   ? Method::Options
+                   : m == "CONNECT" ? Method::Connect
+                                    : Method::Other;
+        default:
+            return Method::Other;
+    }
+}
+
 namespace {
 
 using namespace byte_scan;  // the byte classes and block scanners
@@ -37,37 +69,6 @@ bool each_element(std::string_view list, F&& f) {
     }
 }
 
-bool parse_length(std::string_view v, uint64_t& out) {
-    if (v.empty()) return false;
-    uint64_t n = 0;
-    for (const char c : v) {
-        if (c < '0' || c > '9') return false;
-        const unsigned d = static_cast<unsigned>(c - '0');
-        if (n > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
-        n = n * 10 + d;
-    }
-    out = n;
-    return true;
-}
-
-Method lookup_method(std::string_view m) {
-    switch (m.size()) {
-        case 3:
-            return m == "GET" ? Method::Get : m == "PUT" ? Method::Put : Method::Other;
-        case 4:
-            return m == "POST" ? Method::Post : m == "HEAD" ? Method::Head : Method::Other;
-        case 5:
-            return m == "PATCH" ? Method::Patch : m == "TRACE" ? Method::Trace : Method::Other;
-        case 6:
-            return m == "DELETE" ? Method::Delete : Method::Other;
-        case 7:
-            return m == "OPTIONS"   ? Method::Options
-                   : m == "CONNECT" ? Method::Connect
-                                    : Method::Other;
-        default:
-            return Method::Other;
-    }
-}
 
 bool valid_host(std::string_view h) {
     return std::all_of(h.begin(), h.end(), [](char c) { return is(c, kHost); });
@@ -162,7 +163,7 @@ const char* apply_field(std::string_view name, std::string_view v, Fields& f, ui
             // framing differently (RFC 9112 §6.3, §11.2); a list, even "5, 5", is refused too.
             if (f.has_coding) return "both Transfer-Encoding and Content-Length";
             uint64_t n = 0;
-            if (!parse_length(v, n)) return "invalid Content-Length";
+            if (!parse_content_length(v, n)) return "invalid Content-Length";
             if (f.has_length && n != f.content_length) return "conflicting Content-Length";
             f.has_length = true;
             f.content_length = n;
@@ -243,7 +244,7 @@ ParseResult validate_head(std::string_view data, RequestHead& out,
     if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
     if (s[i] != ' ' || i == m0) return ParseResult::error(400, "invalid method");
     out.method_name = view(m0, i);
-    out.method = lookup_method(out.method_name);
+    out.method = method_from_name(out.method_name);
 
     const size_t t0 = ++i;
     i = scan_target(s, i, rl_stop);

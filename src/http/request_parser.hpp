@@ -48,6 +48,7 @@ struct RequestHead {
     std::string_view query;      // the part after '?', without the '?' (nor any '#...'); or empty
     std::string_view authority;  // host[:port] of absolute- or authority-form, else Host
     uint8_t version_minor = 1;   // HTTP/1.<minor>; only 0 and 1 are accepted
+    uint8_t version_major = 1;   // 2: an HTTP/2 stream's request (engine/http2/), minor 0
     std::span<const Header> headers;  // views into the caller's header storage
     BodyFraming framing = BodyFraming::None;
     uint64_t content_length = 0;   // when framing == ContentLength
@@ -106,5 +107,8 @@ inline std::string_view find_header(const RequestHead& head, std::string_view na
 }
 
 std::string_view method_name(Method m);
+Method method_from_name(std::string_view name);  // Other when not one of the enum's
+// A Content-Length value: digits only, no overflow.
+bool parse_content_length(std::string_view value, uint64_t& out);
 
 }  // namespace rivet::http

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "http/request_parser.hpp"
+
 namespace rivet::http {
 
 namespace {
@@ -169,6 +171,33 @@ std::string_view status_reason(int status) {
     }
 }
 
+bool chunked_body(const ResponseHead& res, const Framing& framing) {
+    // An HTTP/1.0 client cannot read chunked coding: a stream runs until close, and trailers
+    // are dropped (there is nothing to carry them).
+    return framing.version_minor >= 1 && status_has_body(res.status) &&
+           (res.body_kind == ResponseHead::Body::Streamed || res.trailers);
+}
+
+bool trailer_field_allowed(std::string_view name) {
+    // RFC 9110 §6.5.1: framing, routing, request modifiers, authentication, response control
+    // data and what the content's processing needs (Content-*, Trailer) are known before the
+    // body or not at all; the connection's own fields (RFC 9113 §8.2.2 forbids them in HTTP/2
+    // anywhere).
+    // clang-format off
+    static constexpr std::string_view kRefused[] = {
+        "Age", "Authorization", "Cache-Control", "Connection", "Content-Encoding",
+        "Content-Length", "Content-Range", "Content-Type", "Date", "Expect", "Expires", "Host",
+        "If-Match", "If-Modified-Since", "If-None-Match", "If-Range", "If-Unmodified-Since",
+        "Keep-Alive", "Last-Modified", "Location", "Max-Forwards", "Pragma",
+        "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "Range",
+        "Retry-After", "Set-Cookie", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Vary",
+        "Warning", "WWW-Authenticate"};
+    // clang-format on
+    for (std::string_view refused : kRefused)
+        if (iequals(name, refused)) return false;
+    return true;
+}
+
 void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block) {
     append_status_line(out, res.status);
@@ -180,29 +209,53 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
         out.append(type);
         out.append("\r\n", 2);
     }
+    bool announced = false;  // a Trailer field the handler set itself
     for (auto& [name, value] : res.fields) {
         out.append(name);
         out.append(": ", 2);
         out.append(value);
         out.append("\r\n", 2);
+        if (res.trailers && iequals(name, "Trailer")) announced = true;
     }
     using Body = ResponseHead::Body;
-    if (has_body) {
-        if (res.body_kind == Body::Streamed) {
-            // An HTTP/1.0 client cannot read chunked coding: the body runs until close.
-            if (framing.version_minor >= 1) out.append("Transfer-Encoding: chunked\r\n");
-        } else {
-            out.append("Content-Length: ", 16);
-            append_uint(out, res.body_kind == Body::Sized ? res.content_length : res.body.size());
+    const bool chunked = chunked_body(res, framing);
+    if (chunked) {
+        out.append("Transfer-Encoding: chunked\r\n");
+        if (res.trailers && !res.trailers->empty() && !announced) {
+            // The names known now (RFC 9110 §6.6.2): a recipient may use them to decide whether
+            // to wait for the trailers. Fields added later are sent unannounced.
+            out.append("Trailer: ", 9);
+            bool first = true;
+            for (auto& field : *res.trailers) {
+                if (!first) out.append(", ", 2);
+                out.append(field.first);
+                first = false;
+            }
             out.append("\r\n", 2);
         }
+    } else if (has_body && res.body_kind != Body::Streamed) {
+        out.append("Content-Length: ", 16);
+        append_uint(out, res.body_kind == Body::Sized ? res.content_length : res.body.size());
+        out.append("\r\n", 2);
     }
     if (res.status == 101 && framing.keep_alive)  // the connection goes on in the new protocol
         out.append("Connection: Upgrade\r\n");
     else
         append_connection(out, framing);
     out.append("\r\n", 2);
-    if (has_body && !framing.head_only && res.body_kind == Body::Bytes) out.append(res.body);
+    if (!has_body || framing.head_only) return;
+    if (!chunked) {
+        if (res.body_kind == Body::Bytes) out.append(res.body);
+    } else if (res.body_kind == Body::Bytes) {  // with trailers: all of it is known now
+        append_chunk(out, res.body);
+        append_last_chunk(out, *res.trailers);
+    } else if (res.body_kind == Body::Sized) {  // with trailers: one chunk, the caller's bytes
+        if (res.content_length == 0) return append_last_chunk(out, *res.trailers);
+        char hex[20];
+        auto r = std::to_chars(hex, hex + sizeof hex, res.content_length, 16);
+        out.append(hex, size_t(r.ptr - hex));
+        out.append("\r\n", 2);
+    }
 }
 
 void write_simple_response(std::string& out, int status, std::string_view body,
@@ -233,6 +286,24 @@ void append_chunk(std::string& out, std::string_view data) {
 
 void append_last_chunk(std::string& out) {
     out.append("0\r\n\r\n", 5);
+}
+
+void append_last_chunk(std::string& out,
+                       std::span<const std::pair<std::string, std::string>> trailers) {
+    out.append("0\r\n", 3);
+    for (auto& [name, value] : trailers) {
+        out.append(name);
+        out.append(": ", 2);
+        out.append(value);
+        out.append("\r\n", 2);
+    }
+    out.append("\r\n", 2);
+}
+
+void append_file_chunk_end(std::string& out,
+                           std::span<const std::pair<std::string, std::string>> trailers) {
+    out.append("\r\n", 2);
+    append_last_chunk(out, trailers);
 }
 
 }  // namespace rivet::http

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace rivet::http {
 
@@ -27,7 +28,18 @@ struct ResponseHead {
     Body body_kind = Body::Bytes;
     std::string_view body;        // Bytes
     uint64_t content_length = 0;  // Sized
+    // Non-null: trailer fields follow the body, on HTTP/1.1 in the last chunk, so the body is
+    // chunked whatever its kind (HTTP/1.0 has no chunked coding: they are dropped there). The
+    // fields present when the head is written are announced in a Trailer field; more may be
+    // added before the body ends (append_last_chunk sends what is there then).
+    const std::vector<std::pair<std::string, std::string>>* trailers = nullptr;
 };
+
+// Whether a trailer field may be named `name` (RFC 9110 §6.5.1): not the fields that frame,
+// route or control the message (Content-Length, Transfer-Encoding, Host, Connection, TE,
+// Trailer, Content-Type, Cache-Control, Set-Cookie, ...), which a recipient would have needed
+// before the body. Case-insensitive; says nothing of whether `name` is a token.
+bool trailer_field_allowed(std::string_view name);
 
 // 1xx, 204 and 304 answers have no body (RFC 9110 §6.4.1); every other status may.
 constexpr bool status_has_body(int status) {
@@ -57,10 +69,17 @@ struct Framing {
     uint8_t version_minor = 1;  // of the request: 1.0 needs "Connection: keep-alive" to keep it
 };
 
+// Whether `res`'s body is sent with chunked coding for `framing`'s request: a Streamed body or
+// one with trailers, on HTTP/1.1, when the status has a body (HEAD gets the same head, no body).
+bool chunked_body(const ResponseHead& res, const Framing& framing);
+
 // Appends the status line, fields and (unless HEAD, 1xx, 204 or 304) the body of `res`.
 // For a Sized body only the head is written; the caller sends the bytes. For a Streamed one only
 // the head is written (with Transfer-Encoding: chunked on 1.1); the body follows with
-// append_chunk / append_last_chunk.
+// append_chunk / append_last_chunk. With trailers on 1.1 (chunked_body): a Bytes body is one
+// chunk and the last chunk with the trailers; a Sized one's head ends with the size line of its
+// one chunk, and after its bytes the caller appends append_file_chunk_end (for an empty one
+// the last chunk is written here).
 void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block);
 
@@ -71,5 +90,11 @@ void write_simple_response(std::string& out, int status, std::string_view body,
 
 void append_chunk(std::string& out, std::string_view data);  // nothing for empty data
 void append_last_chunk(std::string& out);
+// The last chunk with trailer fields: "0\r\n" "name: value\r\n"... "\r\n".
+void append_last_chunk(std::string& out,
+                       std::span<const std::pair<std::string, std::string>> trailers);
+// After the bytes of a chunked Sized body: the end of its chunk and the last chunk.
+void append_file_chunk_end(std::string& out,
+                           std::span<const std::pair<std::string, std::string>> trailers);
 
 }  // namespace rivet::http

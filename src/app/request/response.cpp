@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "app/request/trailers_access.hpp"
 #include "http/request_parser.hpp"
+#include "http/response_writer.hpp"
 
 namespace rivet {
 
@@ -94,6 +96,49 @@ std::string_view Response::header(std::string_view name) const {
 
 Response& Response::remove_header(std::string_view name) {
     std::erase_if(headers_, [name](const auto& field) { return http::iequals(field.first, name); });
+    return *this;
+}
+
+namespace {
+
+void check_trailer(std::string_view name, std::string_view value) {
+    if (name.empty()) throw std::invalid_argument("empty trailer name");
+    if (!http::is_token(name))
+        throw std::invalid_argument("invalid trailer name: " + std::string(name));
+    if (!http::trailer_field_allowed(name))
+        throw std::invalid_argument(std::string(name) + " may not be sent as a trailer");
+    check_value(value, "trailer ", name);
+}
+
+}  // namespace
+
+Trailers& Trailers::add(std::string_view name, std::string_view value) {
+    if (!fields_) throw std::logic_error("Trailers::add on a handle of no response");
+    check_trailer(name, value);
+    fields_->fields.emplace_back(name, value);
+    return *this;
+}
+
+std::string_view Trailers::get(std::string_view name) const {
+    if (fields_)
+        for (auto& [n, v] : fields_->fields)
+            if (http::iequals(n, name)) return v;
+    return {};
+}
+
+const std::vector<std::pair<std::string, std::string>>& Trailers::fields() const {
+    static const std::vector<std::pair<std::string, std::string>> kNone;
+    return fields_ ? fields_->fields : kNone;
+}
+
+Trailers Response::trailers() {
+    if (!trailers_) trailers_.fields_ = std::make_shared<detail::TrailerFields>();
+    return trailers_;
+}
+
+Response& Response::trailer(std::string_view name, std::string_view value) {
+    check_trailer(name, value);  // first: a refused field leaves the response without trailers
+    trailers().fields_->fields.emplace_back(name, value);
     return *this;
 }
 

@@ -35,7 +35,7 @@ namespace rivet::engine {
 
 class IoThread;
 
-class Http1Session final : public Session, public Responder {
+class Http1Session final : public Session, public Responder, public BodyOwner {
 public:
     enum class Phase : uint8_t {
         Head,       // reading a request head (an idle keep-alive connection too)
@@ -74,8 +74,8 @@ public:
 
     // Called by BodySource (session_stream.cpp): the handler asks for the next piece, or for
     // one that is ready now (true: a piece, the end or an error is in `s`).
-    void upload_asked();
-    bool upload_take(BodyStream& s);
+    void upload_asked() override;
+    bool upload_take(BodyStream& s) override;
 
 private:
     // Unfinished input up to this size is re-read through the loop's shared buffer.
@@ -101,6 +101,9 @@ private:
         std::shared_ptr<StreamProducer> stream;  // the body being streamed now
         StreamWaker waker;                       // its link, given to every call of it
         FileBody file;                           // or the file being sent now
+        // The stream's or file's trailers, sent in its last chunk (chunked HTTP/1.1 only):
+        // read when the producer says Done, or when the file's last byte has left.
+        std::shared_ptr<Trailers> trailers;
         bool stream_chunked = false;
         // The producer said Waiting: it is not called, and nothing is asked of epoll for it,
         // until its waker resumes it (or the drain ends it).
@@ -148,6 +151,7 @@ private:
     void fail(int status, const char* reason, const http::RequestHead* head = nullptr,
               uint64_t slot = 0);
     void serve_buffered();
+    bool begins_http2(std::string_view input);
 
     // Streamed bodies (session_stream.cpp).
     void start_upload(const http::RequestHead& head, std::string_view head_bytes,
@@ -179,8 +183,10 @@ private:
     void send_continue();
     void pump_stream();
     void start_stream(std::shared_ptr<StreamProducer> producer);
-    void finish_stream();  // the last chunk; answers queued behind it may go
-    void drop_stream();    // the producer is released, its wakers closed
+    // The last chunk (with the trailers when `complete`: the producer said Done, not a drain
+    // or close cutting it short); answers queued behind it may go.
+    void finish_stream(bool complete);
+    void drop_stream();  // the producer is released, its wakers closed
     bool stream_waiting() const { return pending_ && pending_->stream && pending_->stream_waiting; }
     void watch_peer_while_waiting();
     std::string& output();

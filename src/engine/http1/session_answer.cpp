@@ -108,7 +108,17 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
     const bool has_body = !framing.head_only && http::status_has_body(reply.head.status);
     const bool streamed = reply.head.body_kind == Body::Streamed && has_body;
     if (streamed && framing.version_minor == 0) framing.keep_alive = false;  // ends at close
-    http::write_response(output(), reply.head, framing, owner_.date_block());
+    const http::ResponseHead* head = &reply.head;
+    http::ResponseHead with_trailers;  // only answers with trailers pay for the copy
+    if (reply.trailers) {
+        with_trailers = reply.head;
+        with_trailers.trailers = &reply.trailers->fields;
+        head = &with_trailers;
+    }
+    // Trailers go in the last chunk; HTTP/1.0 (no chunked coding) and answers without a body
+    // drop them.
+    const bool chunked = has_body && http::chunked_body(*head, framing);
+    http::write_response(output(), *head, framing, owner_.date_block());
     if (reply.then && framing.keep_alive) {
         // Another protocol takes the connection once this answer has left; nothing after the
         // request is read as HTTP/1.1 (after_flush switches).
@@ -120,11 +130,13 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
     if (streamed) {
         auto& p = pending();
         start_stream(reply.stream);
-        p.stream_chunked = framing.version_minor >= 1;
+        p.stream_chunked = chunked;
+        if (chunked) p.trailers = reply.trailers;
         p.body_ends_connection = !framing.keep_alive;
     } else if (reply.head.body_kind == Body::Sized && has_body && reply.file.length > 0) {
         auto& p = pending();
         p.file = reply.file;
+        if (chunked) p.trailers = reply.trailers;  // after the file's one chunk
         p.body_ends_connection = !framing.keep_alive;
     } else if (!framing.keep_alive) {
         end_reading();
@@ -267,7 +279,7 @@ void Http1Session::pump_stream() {
             p.stream_waiting = true;
             return;
         }
-        finish_stream();
+        finish_stream(made == Produced::Done);
     }
 }
 
@@ -280,9 +292,16 @@ void Http1Session::start_stream(std::shared_ptr<StreamProducer> producer) {
     p.input_behind_stream = false;
 }
 
-void Http1Session::finish_stream() {
+void Http1Session::finish_stream(bool complete) {
     auto& p = *pending_;
-    if (p.stream_chunked) http::append_last_chunk(output());
+    if (p.stream_chunked) {
+        // The producer said Done: its trailers are final now (it may have set them on that
+        // call). A stream cut short gets none, so a client that needs them sees it was cut.
+        if (complete && p.trailers)
+            http::append_last_chunk(output(), p.trailers->fields);
+        else
+            http::append_last_chunk(output());
+    }
     drop_stream();
     if (p.body_ends_connection) end_reading();
     release_ready_slots();
@@ -292,6 +311,7 @@ void Http1Session::drop_stream() {
     auto& p = *pending_;
     if (p.waker.link()) close_link(*p.waker.link());
     p.waker = {};
+    p.trailers.reset();
     p.stream_waiting = false;
     p.input_behind_stream = false;
     // Last: the producer's destructor may be the stream's owner learning that it ended.

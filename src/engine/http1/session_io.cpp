@@ -63,7 +63,7 @@ void Http1Session::flush() {
         if (pending_->stream_waiting) {
             // Draining, and the output the stream waited behind has left: it ends now.
             if (!owner_.draining()) break;
-            finish_stream();
+            finish_stream(false);
             continue;
         }
         // A producer slower than its reader never fills the socket: without this cap the
@@ -100,6 +100,8 @@ bool Http1Session::send_file_piece() {
     const bool socket_took_all = size_t(n) == piece && !transport.backlog();
     if (f.length > 0) return socket_took_all && ++body_pieces_this_flush_ < kBodyPiecesPerFlush;
     pending_->file = {};
+    if (auto trailers = std::move(pending_->trailers))  // chunked: the chunk ends, then the last
+        http::append_file_chunk_end(output(), trailers->fields);
     if (pending_->body_ends_connection) end_reading();
     release_ready_slots();
     return true;
@@ -223,7 +225,7 @@ void Http1Session::close_when_idle() {
     // A stream that waits with everything sent owes nothing but itself: it ends now (its last
     // chunk), and the connection after it. One that is sending ends when it next waits.
     if (stream_waiting() && !unsent()) {
-        finish_stream();
+        finish_stream(false);
         end_reading();
         return flush();
     }

@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/http2/session.hpp"
 #include "engine/io_thread.hpp"
+#include "http/http2/request_head.hpp"
 
 namespace rivet::engine {
 
@@ -152,6 +154,10 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
     else if (phase_ == Phase::Stream)
         pos = feed_upload(data, len);
     while (pos < len && phase_ == Phase::Head) {
+        // h2c by prior knowledge: a connection's first bytes are HTTP/2's preface.
+        if (served_ == 0 && pos == 0 && data[0] == 'P' && owner_.config().http2.enabled &&
+            begins_http2({data, len}))
+            break;
         if (should_pause()) {
             phase_ = Phase::Paused;  // after_flush resumes with what is left in in_
             break;
@@ -302,6 +308,20 @@ void Http1Session::end_reading() {
     if (phase_ == Phase::Head || phase_ == Phase::Body || phase_ == Phase::BodyWait ||
         phase_ == Phase::Stream || phase_ == Phase::Paused)
         phase_ = Phase::Closing;
+}
+
+// The connection's first bytes are HTTP/2's preface (or a part of it): the whole preface hands
+// the connection to an HTTP/2 session with everything read (after_flush switches); a part of it
+// waits for the rest. No HTTP/1.1 request begins like it.
+bool Http1Session::begins_http2(std::string_view input) {
+    using http::http2::PrefaceMatch;
+    const PrefaceMatch match = http::http2::match_preface(input);
+    if (match == PrefaceMatch::No) return false;
+    if (match == PrefaceMatch::Full) {
+        phase_ = Phase::Switching;
+        pending().then = [](Connection& c) { return std::make_unique<Http2Session>(c); };
+    }
+    return true;
 }
 
 bool Http1Session::should_pause() const {

@@ -50,9 +50,11 @@ size_t parse_one(std::string_view s, bool head_only, bool eof, ParsedResponse& r
             size_t size = std::stoul(std::string(s.substr(pos, line_end - pos)), nullptr, 16);
             pos = line_end + 2;
             if (size == 0) {
-                // No trailers from this engine: the last chunk is followed by the empty line.
-                if (s.size() < pos + 2) return 0;
-                pos += 2;
+                // Trailer fields, if any, then the empty line.
+                size_t empty = s.find("\r\n\r\n", pos - 2);
+                if (empty == std::string_view::npos) return 0;
+                r.trailers = std::string(s.substr(pos, empty + 2 - pos));
+                pos = empty + 4;
                 break;
             }
             if (s.size() < pos + size + 2) return 0;

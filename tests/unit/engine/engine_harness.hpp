@@ -38,7 +38,8 @@ struct ParsedResponse {
     std::string head;  // status line and fields, up to and including the empty line
     std::string body;  // de-chunked when the response was chunked
     bool chunked = false;
-    std::string raw;  // the bytes exactly as received
+    std::string trailers;  // the last chunk's trailer fields, "name: value\r\n" each
+    std::string raw;       // the bytes exactly as received
 
     // The value of a field (case-sensitive name, as the engine writes them); "" if absent.
     std::string field(std::string_view name) const;

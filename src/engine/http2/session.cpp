@@ -1,0 +1,396 @@
+// Http2Session: the connection's lifecycle, input, output and timers. The frame callbacks are in
+// session_frames.cpp.
+#include "engine/http2/session.hpp"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "engine/io_thread.hpp"
+
+namespace rivet::engine {
+
+nghttp2_session* make_nghttp2_server(Http2Session& session);  // session_frames.cpp
+
+namespace {
+
+// Output gathered before it is written; and what one turn writes before it lets other
+// connections go first (the rest follows from a kick).
+constexpr size_t kGather = 64 * 1024;
+constexpr size_t kWritePerTurn = 1024 * 1024;
+constexpr int kReadsPerTurn = 8;
+// How often a connection with streams in flight looks at their clocks.
+constexpr uint64_t kStreamCheckMs = 1000;
+
+}  // namespace
+
+Http2Session::Http2Session(Connection& connection)
+    : conn_(connection), owner_(connection.owner()) {}
+
+Http2Session::~Http2Session() {
+    if (ng_) nghttp2_session_del(ng_);
+}
+
+void Http2Session::start(std::string_view input) {
+    ng_ = make_nghttp2_server(*this);
+    const auto& h2 = owner_.config().http2;
+    const nghttp2_settings_entry settings[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, h2.max_concurrent_streams},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, h2.stream_window},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, uint32_t(owner_.config().limits.max_header_bytes)},
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+    };
+    nghttp2_submit_settings(ng_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+    nghttp2_session_set_local_window_size(ng_, NGHTTP2_FLAG_NONE, 0, int32_t(h2.connection_window));
+    LoopStats::bump(owner_.stats().http2_connections);
+    last_active_ms_ = owner_.loop().now_ms();
+    conn_.set_interest(net::kReadable);
+    if (!input.empty()) {
+        feed(input.data(), input.size());
+        after_input();
+        return flush();
+    }
+    on_readable();  // the first bytes are usually here already
+}
+
+void Http2Session::on_readable() {
+    if (phase_ == Phase::Lingering) return linger_input();
+    if (phase_ == Phase::Closed) return;
+    Transport& transport = conn_.transport();
+    char* buf = owner_.read_buffer();
+    for (int i = 0; i < kReadsPerTurn && phase_ != Phase::Closed; ++i) {
+        const ssize_t n = transport.read(buf, IoThread::kReadBufferSize);
+        if (n == 0) return close_now();  // the client left: nothing it was owed can reach it
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) break;
+            return close_now();
+        }
+        last_active_ms_ = owner_.loop().now_ms();
+        feed(buf, size_t(n));
+        if (transport.drained() || phase_ == Phase::Closing) break;
+        if (i + 1 == kReadsPerTurn) kick();  // more waits: after the other connections
+    }
+    transport.forget_drained();
+    if (phase_ == Phase::Closed) return;
+    if (transport.peer_closed()) return close_now();
+    after_input();
+    flush();
+}
+
+void Http2Session::feed(const char* data, size_t len) {
+    if (phase_ == Phase::Closing || phase_ == Phase::Closed) return;
+    feeding_ = true;
+    const ssize_t rv = nghttp2_session_mem_recv(ng_, reinterpret_cast<const uint8_t*>(data), len);
+    feeding_ = false;
+    if (rv >= 0) return;
+    // A connection error nghttp2 could not answer itself (a bad preface; a flood it caught):
+    // it has a GOAWAY to send, or sends one now.
+    const uint32_t code =
+        rv == NGHTTP2_ERR_FLOODED ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_PROTOCOL_ERROR;
+    if (rv == NGHTTP2_ERR_FLOODED)
+        LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Settings)]);
+    nghttp2_session_terminate_session(ng_, code);
+    phase_ = Phase::Closing;
+}
+
+// Requests completed by the input run now, outside nghttp2's callbacks: a handler may answer at
+// once (submitting frames), defer, or ask for its body.
+void Http2Session::after_input() {
+    std::vector<int32_t> ready;
+    ready.swap(ready_);
+    for (int32_t id : ready)
+        if (Http2Stream* s = stream(id)) s->run_ready();
+    reap();
+}
+
+void Http2Session::count_request() {
+    ++served_;
+    LoopStats::bump(owner_.stats().requests);
+}
+
+void Http2Session::flush() {
+    if (phase_ == Phase::Closed || phase_ == Phase::Lingering || flushing_) return;
+    flushing_ = true;
+    struct Done {
+        bool& flag;
+        ~Done() { flag = false; }
+    } done{flushing_};
+    // The lame duck, or the connection has made its requests: no new streams, the rest finish.
+    const auto& limits = owner_.config().limits;
+    if (phase_ == Phase::Open &&
+        (owner_.winding_down() ||
+         (limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection)))
+        go_away();
+    Transport& transport = conn_.transport();
+    if (transport.backlog() && !transport.flush_backlog() && errno != EAGAIN && errno != EINTR)
+        return close_now();
+    size_t written = 0;
+    while (!transport.backlog()) {
+        while (out_.size() - out_sent_ < kGather) {
+            const uint8_t* frames = nullptr;
+            flushing_inside_nghttp2_ = true;
+            const ssize_t n = nghttp2_session_mem_send(ng_, &frames);
+            flushing_inside_nghttp2_ = false;
+            if (n < 0) return close_now();
+            if (n == 0) break;
+            out_.append(reinterpret_cast<const char*>(frames), size_t(n));
+        }
+        if (out_sent_ == out_.size()) break;
+        const ssize_t n = transport.write({out_.data() + out_sent_, out_.size() - out_sent_});
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) break;
+            return close_now();
+        }
+        LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
+        if (n > 0) transport.write_progress_ms = owner_.loop().now_ms();
+        out_sent_ += size_t(n);
+        written += size_t(n);
+        if (out_sent_ < out_.size()) break;  // the socket is full: on_writable goes on
+        out_.clear();
+        out_sent_ = 0;
+        if (written >= kWritePerTurn) {
+            kick();  // one large answer does not hold the loop
+            break;
+        }
+    }
+    if (out_sent_ == out_.size()) {
+        out_.clear();
+        out_sent_ = 0;
+        if (out_.capacity() > kGather * 2) std::string().swap(out_);
+    } else if (out_sent_ > out_.size() / 2) {
+        out_.erase(0, out_sent_);
+        out_sent_ = 0;
+    }
+    reap();
+    after_flush();
+}
+
+void Http2Session::after_flush() {
+    if (phase_ == Phase::Closed) return;
+    const bool pending_frames = nghttp2_session_want_write(ng_) != 0;
+    if (!unsent() && !pending_frames) {
+        // nghttp2 is done with the connection (a GOAWAY either way and no stream left), or
+        // we went away and the last stream is done.
+        const bool finished =
+            !nghttp2_session_want_read(ng_) || (phase_ != Phase::Open && streams_.empty());
+        if (finished || phase_ == Phase::Closing) return begin_close();
+    }
+    // Reading stops while output piles up (a client that sends without reading its answers);
+    // the write timeout then bounds it.
+    const bool read = out_.size() - out_sent_ < owner_.config().limits.output_high_water;
+    conn_.set_interest(
+        uint8_t((read ? uint8_t(net::kReadable) : 0) | (unsent() ? uint8_t(net::kWritable) : 0)));
+    arm_timer();
+}
+
+void Http2Session::go_away() {
+    if (phase_ != Phase::Open) return;
+    phase_ = Phase::GoingAway;
+    nghttp2_submit_goaway(ng_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(ng_),
+                          NGHTTP2_NO_ERROR, nullptr, 0);
+}
+
+void Http2Session::calm_down(Http2Abuse kind) {
+    if (phase_ == Phase::Closing || phase_ == Phase::Closed) return;
+    LoopStats::bump(owner_.stats().http2_abuse[size_t(kind)]);
+    nghttp2_session_terminate_session(ng_, NGHTTP2_ENHANCE_YOUR_CALM);
+    phase_ = Phase::Closing;
+}
+
+void Http2Session::protocol_error() {
+    if (phase_ == Phase::Closing || phase_ == Phase::Closed) return;
+    nghttp2_session_terminate_session(ng_, NGHTTP2_PROTOCOL_ERROR);
+    phase_ = Phase::Closing;
+}
+
+bool Http2Session::frame_allowed(Http2Abuse kind) {
+    const auto& h2 = owner_.config().http2;
+    Window& w = windows_[size_t(kind)];
+    const uint64_t second = owner_.loop().now_ms() / 1000;
+    if (w.second != second) w = {second, 0};
+    const uint32_t limit =
+        kind == Http2Abuse::RapidReset ? h2.max_resets_per_s : h2.max_control_frames_per_s;
+    return ++w.count <= limit;
+}
+
+void Http2Session::count_goaway(bool sent, uint32_t code) {
+    auto& counters =
+        sent ? owner_.stats().http2_goaways_sent : owner_.stats().http2_goaways_received;
+    LoopStats::bump(counters[http2_error_kind(code)]);
+}
+
+// Nothing more to send: our side shuts, and input is read and dropped until the client closes
+// (or the linger timeout), so that a client still sending does not turn our last frames into a
+// reset.
+void Http2Session::begin_close() {
+    phase_ = Phase::Lingering;
+    conn_.transport().shutdown_write();
+    conn_.set_interest(net::kReadable);
+    conn_.schedule(owner_.config().timeouts.linger_ms);
+}
+
+void Http2Session::linger_input() {
+    if (!conn_.transport().discard_input()) close_now();
+}
+
+void Http2Session::arm_timer() {
+    const auto& t = owner_.config().timeouts;
+    const uint64_t now = owner_.loop().now_ms();
+    if (!streams_.empty() || unsent()) return conn_.schedule(std::min(kStreamCheckMs, t.write_ms));
+    const uint64_t deadline = last_active_ms_ + t.idle_ms;
+    conn_.schedule(deadline > now ? deadline - now : 0);
+}
+
+void Http2Session::on_timeout() {
+    if (phase_ == Phase::Lingering) return close_now();
+    const auto& t = owner_.config().timeouts;
+    const uint64_t now = owner_.loop().now_ms();
+    Transport& transport = conn_.transport();
+    // A client that does not read what it is sent.
+    if (unsent() && now - transport.write_progress_ms >= t.write_ms) return close_now();
+    if (streams_.empty() && !unsent() && now - last_active_ms_ >= t.idle_ms) {
+        // Idle: a GOAWAY says no stream was lost, then the connection ends.
+        go_away();
+        phase_ = Phase::Closing;
+    } else {
+        check_streams(now);
+    }
+    flush();
+}
+
+// Streams that stopped moving: a request whose headers or body stall past their timeout, an
+// answer that waits on a window the client holds at zero past the write timeout.
+void Http2Session::check_streams(uint64_t now) {
+    const auto& t = owner_.config().timeouts;
+    for (const auto& s : streams_) {
+        const uint64_t quiet = now - s->progress_ms;
+        bool stalled = false;
+        if (s->input() == Http2Stream::Input::Headers)
+            stalled = quiet >= t.header_ms;
+        else if (s->input() != Http2Stream::Input::Complete &&
+                 s->output() != Http2Stream::Output::Sending)
+            stalled = quiet >= t.body_ms;
+        else if (s->output() == Http2Stream::Output::Sending && !s->body_waiting_for_producer() &&
+                 quiet >= t.write_ms) {
+            const bool window_shut =
+                nghttp2_session_get_stream_remote_window_size(ng_, s->id()) <= 0 ||
+                nghttp2_session_get_remote_window_size(ng_) <= 0;
+            if (window_shut) LoopStats::bump(owner_.stats().http2_stalls);
+            stalled = true;
+        }
+        if (stalled) nghttp2_submit_rst_stream(ng_, NGHTTP2_FLAG_NONE, s->id(), NGHTTP2_CANCEL);
+    }
+}
+
+void Http2Session::on_closed() {
+    phase_ = Phase::Closed;
+    // Whoever waits on a stream (a Deferred, a body, a producer's wakers) learns it now.
+    std::vector<std::unique_ptr<Http2Stream>> streams;
+    streams.swap(streams_);
+    for (auto& s : streams) s->closed(NGHTTP2_CANCEL);
+    LoopStats::bump(owner_.stats().http2_streams_closed, streams.size());
+    for (auto& s : retired_) s->closed(s->close_code);
+    retired_.clear();
+}
+
+void Http2Session::close_when_idle() {
+    if (phase_ == Phase::Closed || phase_ == Phase::Lingering) return;
+    go_away();
+    // Bodies that wait for a producer end now: nothing else would end them in the drain.
+    for (const auto& s : streams_) s->end_waiting_body();
+    flush();
+}
+
+void Http2Session::complete(uint64_t sequence, Reply&& reply) {
+    if (phase_ == Phase::Closed) return;
+    if (Http2Stream* s = stream(int32_t(sequence))) s->complete(std::move(reply));
+    flush();
+}
+
+void Http2Session::wait_for_budget() {
+    if (budget_wait_) return;
+    budget_wait_ = true;
+    owner_.wait_for_budget(conn_);
+}
+
+bool Http2Session::admit_waiting_body() {
+    if (!budget_wait_ || phase_ == Phase::Closed) return true;
+    bool all = true;
+    for (const auto& s : streams_)
+        if (s->input() == Http2Stream::Input::BodyWait && !s->admit_body()) all = false;
+    budget_wait_ = !all;
+    after_input();
+    flush();
+    return all;
+}
+
+void Http2Session::kick() {
+    owner_.kick(conn_);
+}
+
+void Http2Session::kicked() {
+    if (phase_ == Phase::Closed) return;
+    if (phase_ == Phase::Lingering) return linger_input();
+    for (size_t i = 0; i < streams_.size(); ++i) streams_[i]->deliver_upload();
+    if (conn_.transport().input_pending()) return on_readable();
+    after_input();
+    flush();
+}
+
+void Http2Session::resume_stream(const StreamLink* link) {
+    if (phase_ == Phase::Closed) return;
+    for (const auto& s : streams_)
+        if (s->resume(link)) break;
+    flush();
+}
+
+Http2Stream* Http2Session::stream(int32_t id) const {
+    return static_cast<Http2Stream*>(nghttp2_session_get_stream_user_data(ng_, id));
+}
+
+bool Http2Session::unknown_stream(int32_t id) const {
+    if (id > highest_request_ || stream(id)) return false;
+    for (int32_t closed : recently_closed_)
+        if (closed == id) return false;
+    return true;
+}
+
+Http2Stream& Http2Session::open_stream(int32_t id) {
+    highest_request_ = std::max(highest_request_, id);
+    auto s = std::make_unique<Http2Stream>(*this, id);
+    s->index = streams_.size();
+    s->progress_ms = owner_.loop().now_ms();
+    nghttp2_session_set_stream_user_data(ng_, id, s.get());
+    streams_.push_back(std::move(s));
+    LoopStats::bump(owner_.stats().http2_streams);
+    return *streams_.back();
+}
+
+// nghttp2 is done with the stream (inside its callbacks): it leaves the list now and is told,
+// and freed, at the end of the turn (reap), outside them.
+void Http2Session::stream_closed(int32_t id, uint32_t error_code) {
+    Http2Stream* s = stream(id);
+    if (!s) return;
+    nghttp2_session_set_stream_user_data(ng_, id, nullptr);
+    const size_t i = s->index;
+    std::unique_ptr<Http2Stream> owned = std::move(streams_[i]);
+    if (i + 1 < streams_.size()) {
+        streams_[i] = std::move(streams_.back());
+        streams_[i]->index = i;
+    }
+    streams_.pop_back();
+    owned->close_code = error_code;
+    recently_closed_[closed_count_++ % std::size(recently_closed_)] = id;
+    LoopStats::bump(owner_.stats().http2_streams_closed);
+    retired_.push_back(std::move(owned));
+}
+
+void Http2Session::reap() {
+    if (feeding_ || flushing_inside_nghttp2_) return;
+    while (!retired_.empty()) {
+        std::vector<std::unique_ptr<Http2Stream>> retired;
+        retired.swap(retired_);
+        for (auto& s : retired) s->closed(s->close_code);  // may retire no other: they are gone
+    }
+}
+
+}  // namespace rivet::engine
