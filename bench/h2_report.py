@@ -31,16 +31,17 @@ def _by(runs: list[dict]) -> dict:
 def _against(sc: str, med: dict, spread: dict, lower_is: str, goal: float | None) -> list[str]:
     """The rivet ÷ best peer row, and rivet ÷ rivet (base) where both are there."""
     rows = []
-    peers = {k: med[k] for k in PEERS if med.get(k)}
-    if med.get("rivet") and peers:
+    peers = {k: med[k] for k in PEERS if med.get(k) is not None}
+    if med.get("rivet") is not None and peers:
         best = min(peers, key=peers.get)
         r = stats.ratio(med["rivet"], peers[best])
-        if goal is not None:
-            verdict = f"goal ≤ {goal}: {'met' if r <= goal else 'not met'}"
+        if r is None:  # the better peer measured 0 (a smoke run's few clock ticks)
+            rows.append(f"| {sc} | rivet ÷ {best} (the better) | | n/a ({best} measured 0) | | |")
         else:
-            verdict = f"goal below both: {'met' if all(med['rivet'] < v for v in peers.values()) else 'not met'}"
-        rows.append(f"| {sc} | rivet ÷ {best} (the better) | | {lower_is} **{r:.2f}** ({verdict}) | | |")
-    if med.get("rivet") and med.get("rivet_base"):
+            met = r <= goal if goal is not None else all(med["rivet"] < v for v in peers.values())
+            verdict = f"goal {f'≤ {goal}' if goal is not None else 'below both'}: {'met' if met else 'not met'}"
+            rows.append(f"| {sc} | rivet ÷ {best} (the better) | | {lower_is} **{r:.2f}** ({verdict}) | | |")
+    if med.get("rivet") and med.get("rivet_base"):  # a ratio needs both non-zero
         a, b = spread["rivet"], spread["rivet_base"]
         rows.append(f"| {sc} | rivet ÷ rivet (base) | | {lower_is} {stats.ratio(med['rivet'], med['rivet_base']):.3f} "
                     f"(rivet {a['min']:.2f}–{a['max']:.2f}, base {b['min']:.2f}–{b['max']:.2f}) | | |")

@@ -141,3 +141,11 @@ def test_idle_client_reports_a_goaway():
         h2_idle_memory.settle(a)
     t.join(timeout=10)
     a.close(), b.close()
+
+
+def test_report_a_peer_at_zero_gives_no_ratio_rather_than_the_other_peer():
+    # A smoke run's few clock ticks can read 0: the better peer is still the one at 0.
+    runs = [run("rivet", "h2c_hello_c100_m10", 5.0), run("nginx", "h2c_hello_c100_m10", 10.0),
+            run("h2o", "h2c_hello_c100_m10", 0.0)]
+    lines = h2_report.report(runs, "x", {}).splitlines()
+    assert "| h2c_hello_c100_m10 | rivet ÷ h2o (the better) | | n/a (h2o measured 0) | | |" in lines
