@@ -73,6 +73,12 @@ struct RunOptions {
     // throw std::invalid_argument naming it. Both change only at a restart.
     bool proxy_protocol = false;
     std::vector<std::string> proxy_trusted;
+    // HTTP/2 (RFC 9113) beside HTTP/1.1: the TLS listener offers "h2" first in ALPN, and the
+    // plain port takes h2c from clients that start with the HTTP/2 preface (prior knowledge; no
+    // Upgrade from HTTP/1.1). Handlers, middleware and static files run unchanged on each
+    // stream (Request::version_major() says 2). false: ALPN offers only "http/1.1" and a
+    // preface is a bad request. Changes only at a restart.
+    bool http2 = true;
     // HTTPS on a second listener (rivet/tls.hpp); off while tls.certificates is empty. A bad
     // value makes start() throw std::invalid_argument, a certificate that does not load
     // std::runtime_error. SIGHUP re-reads the certificate files; TLS cannot be turned on or off

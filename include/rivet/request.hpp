@@ -48,7 +48,10 @@ public:
     std::string_view target() const;       // as sent
     std::string_view path() const;         // without the query
     std::string_view query_string() const;
-    int version_minor() const;  // HTTP/1.<minor>
+    // The protocol's version, HTTP/<major>.<minor>: 1.0 or 1.1, or 2.0 for a request that came
+    // as an HTTP/2 stream (RunOptions::http2).
+    int version_major() const;
+    int version_minor() const;
     std::string_view body() const { return body_; }
     const std::string& peer_address() const;  // "127.0.0.1", "::1"; "" when unknown
     // The I/O loop serving the request (0 .. threads-1), for per-loop state that needs no

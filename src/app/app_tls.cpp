@@ -35,7 +35,7 @@ void App::Impl::start_tls(const RunOptions& o, engine::ServerConfig& config) {
             "tls.host: HTTPS on an address other than the plain "
             "listener's (" +
             o.host + ") is not supported");
-    tls::Settings settings = app::tls_settings(o.tls);
+    tls::Settings settings = app::tls_settings(o.tls, o.http2);
     tls_context = tls::Context::load(settings);  // std::runtime_error: App::run fails with it
     config.tls = tls_context;
     config.tls_port = o.tls.port;
@@ -76,7 +76,9 @@ std::string App::Impl::reload_tls(const TlsOptions& next) {
             "restart");
     try {
         // The same ticket keys: tickets issued before the reload still resume.
-        tls_context = tls::Context::load(app::tls_settings(next), tls_context->ticket_keys());
+        // HTTP/2 stays as started (the engine's sessions were chosen by it).
+        tls_context =
+            tls::Context::load(app::tls_settings(next, options.http2), tls_context->ticket_keys());
     } catch (const std::exception& e) {
         return std::string("TLS reload failed, keeping the old certificates: ") + e.what();
     }
@@ -92,9 +94,10 @@ std::string App::Impl::reload_tls(const TlsOptions& next) {
 }
 
 engine::ServerConfig App::Impl::live_config(const RunOptions& o) const {
-    RunOptions listener = o;  // the PROXY protocol settings stay as started, like the address
+    RunOptions listener = o;  // the PROXY protocol and HTTP/2 stay as started, like the address
     listener.proxy_protocol = options.proxy_protocol;
     listener.proxy_trusted = options.proxy_trusted;
+    listener.http2 = options.http2;
     engine::ServerConfig c = app::server_config(listener);
     c.tls = tls_context;
     c.tls_port = server->tls_port();

@@ -71,6 +71,7 @@ engine::ServerConfig server_config(const RunOptions& o) {
         if (auto bad = c.proxy_trusted.assign(trusted); !bad.empty())
             throw std::invalid_argument("proxy_trusted: not an address or network: " + bad);
     }
+    c.http2.enabled = o.http2;
     c.limits = engine_limits(o.limits);
     c.timeouts = engine_timeouts(o.timeouts);
     return c;

@@ -5,7 +5,7 @@
 
 namespace rivet::app {
 
-tls::Settings tls_settings(const TlsOptions& o) {
+tls::Settings tls_settings(const TlsOptions& o, bool http2) {
     if (o.certificates.empty()) throw std::invalid_argument("tls: no certificate given");
     tls::Settings s;
     for (const auto& c : o.certificates) {
@@ -25,6 +25,8 @@ tls::Settings tls_settings(const TlsOptions& o) {
     s.allow_expired = o.allow_expired;
     s.ticket_key_lifetime_s = o.ticket_key_lifetime_s;
     s.session_cache_size = o.session_cache_size;
+    s.alpn =
+        http2 ? std::vector<std::string>{"h2", "http/1.1"} : std::vector<std::string>{"http/1.1"};
     return s;
 }
 

@@ -14,8 +14,10 @@
 namespace rivet::app {
 
 // Throws std::invalid_argument naming the bad value: no certificates, a certificate without its
-// key file (or the reverse), min_version other than "1.2" or "1.3".
-tls::Settings tls_settings(const TlsOptions& options);
+// key file (or the reverse), min_version other than "1.2" or "1.3". `http2` (RunOptions::http2):
+// ALPN offers "h2" before "http/1.1" (the server's order wins: a client offering both gets h2);
+// without it, only "http/1.1".
+tls::Settings tls_settings(const TlsOptions& options, bool http2);
 
 // The Strict-Transport-Security value ("max-age=N[; includeSubDomains]"); empty when
 // hsts_max_age_s is 0 (no field).

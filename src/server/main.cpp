@@ -40,6 +40,7 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
     if (next.run.proxy_protocol != now.run.proxy_protocol ||
         next.run.proxy_trusted != now.run.proxy_trusted)
         warn("the PROXY protocol (server.proxy_protocol, server.proxy_trusted)");
+    if (next.run.http2 != now.run.http2) warn("server.http2");
     if (next.pid_file != now.pid_file) warn("server.pid_file");
     if (next.demo.compression != now.demo.compression) warn("compression.enabled");
     const auto& tls_now = now.run.tls;

@@ -10,7 +10,7 @@ namespace rivet::server {
 std::vector<std::string> check_tls_files(const TlsOptions& options) {
     if (options.certificates.empty()) return {};
     try {
-        return tls::check(app::tls_settings(options));
+        return tls::check(app::tls_settings(options, /*http2=*/true));  // ALPN: no file's concern
     } catch (const std::exception& e) {  // a value tls_settings refuses (std::invalid_argument)
         return {e.what()};
     }

@@ -30,7 +30,8 @@ struct Settings {
     // (TLS 1.2 session ids): entries, shared by every loop; 0: none.
     uint64_t ticket_key_lifetime_s = 3600;
     size_t session_cache_size = 20'000;
-    // ALPN, in the server's order of preference (h2 would join here).
+    // ALPN, in the server's order of preference (app::tls_settings puts "h2" first when HTTP/2
+    // is on).
     std::vector<std::string> alpn{"http/1.1"};
 };
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ops_e2e import get, statuses, wait_for, write_config
-from rivet_e2e import BIN, REPO, SLOW, build_request
+from rivet_e2e import BIN, REPO, SLOW, build_request, exchange
 
 SEED = REPO / "tests" / "fixtures" / "config" / "seed003_config.json"
 
@@ -183,3 +183,26 @@ def test_old_flag_names_are_aliases():
     assert new.stdout == old.stdout
     doc = json.loads(new.stdout)
     assert (doc["server"]["io_threads"], doc["threading"]["thread_pool_size"]) == (3, 5)
+
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def test_http2_is_on_by_default_and_fixed_until_a_restart(rivet, tmp_path):
+    assert json.loads(run("--check-config").stdout)["server"]["http2"] is True
+    assert json.loads(run("--check-config", "--no-http2").stdout)["server"]["http2"] is False
+    assert "--no-http2" in run("--help").stdout
+    cfg = write_config(tmp_path / "rivet.json", {"server": {"http2": False}})
+    srv = rivet(args=("--config", cfg, "--threads", "1", "--workers", "1"))
+
+    def preface_refused():  # HTTP/2 off: the preface is an HTTP/1.1 request, and a bad one
+        responses, _, raw = exchange(srv.host, srv.port, H2_PREFACE)
+        return bool(responses) and responses[0].status in (400, 505)
+
+    assert preface_refused()
+    write_config(cfg, {"server": {"http2": True}})
+    srv.send_signal(signal.SIGHUP)
+    wait_for(lambda: "applied" in srv.stderr(), what="the reload")
+    assert "server.http2 changes only at a restart" in srv.stderr()
+    assert preface_refused()
+    assert srv.get("/hello").status == 200

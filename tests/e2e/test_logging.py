@@ -6,6 +6,7 @@ import signal
 
 from ops_e2e import COMBINED_RE, COMMON_RE, get, log_lines, statuses, wait_for
 from rivet_e2e import build_request, exchange
+from tls_e2e import curl
 
 
 def combined(lines):
@@ -150,3 +151,25 @@ def test_access_log_off_by_default(rivet, tmp_path):
     srv.get("/hello")
     srv.stop()
     assert "GET /hello" not in srv.stdout() + srv.stderr()
+
+
+def test_http2_requests_say_http_2_0(rivet, tmp_path):
+    """h2c (prior knowledge) requests, inline and offloaded: nginx's protocol name in both
+    formats."""
+    for fmt in ("combined", "json"):
+        log = tmp_path / f"{fmt}.log"
+        srv = rivet(args=("--threads", "1", "--workers", "1", "--access-log", log,
+                          "--log-format", fmt))
+        for path in ("/hello", "/work?n=10"):  # one curl each: see test_metrics.py
+            p = curl("--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version}",
+                     f"http://{srv.host}:{srv.port}{path}")
+            assert p.returncode == 0 and p.stdout == b"2", (p.stdout, p.stderr)
+        assert srv.get("/hello").status == 200  # HTTP/1.1 beside them
+        assert srv.stop(signal.SIGTERM) == 0
+        lines = log_lines(log)
+        if fmt == "json":
+            requests = [json.loads(line)["request"] for line in lines]
+        else:
+            requests = [m["request"] for m in combined(lines)]
+        assert sorted(requests) == ["GET /hello HTTP/1.1", "GET /hello HTTP/2.0",
+                                    "GET /work?n=10 HTTP/2.0"], lines

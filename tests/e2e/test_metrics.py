@@ -2,8 +2,9 @@
 counters that match the requests sent; the admin endpoints can be moved or turned off."""
 import pytest
 
-from ops_e2e import free_port, get, statuses, write_config
+from ops_e2e import free_port, get, statuses, wait_for, write_config
 from rivet_e2e import exchange
+from tls_e2e import curl
 
 parser = pytest.importorskip("prometheus_client.parser")
 
@@ -125,3 +126,39 @@ def test_reload_does_not_move_the_admin_listener(rivet, tmp_path):
     assert "admin listener" in srv.stderr()  # warned: only at a restart
     assert srv.get("/metrics").status == 404
     assert "rivet_http_requests" in scrape(srv, port)
+
+
+H2_FAMILIES = ("rivet_http2_connections", "rivet_http2_streams", "rivet_http2_streams_open",
+               "rivet_http2_goaways_sent", "rivet_http2_goaways_received",
+               "rivet_http2_flow_control_stalls", "rivet_http2_abuse")
+
+
+def test_http2_series_and_the_protocol_label(rivet):
+    srv = rivet(args=("--threads", "1", "--workers", "1"))
+    f = scrape(srv)
+    for family in H2_FAMILIES:  # present, at zero, before any HTTP/2 connection
+        assert family in f, family
+        assert all(s.value == 0 for s in f[family].samples), f[family]
+    assert f["rivet_http2_streams_open"].type == "gauge"
+    assert {s.labels["kind"] for s in f["rivet_http2_abuse"].samples} == {
+        "rapid_reset", "continuation", "settings", "ping", "priority", "empty_data", "hpack"}
+    assert value(f, "rivet_http2_goaways_sent", "rivet_http2_goaways_sent_total",
+                 code="NO_ERROR") == 0
+
+    # Three h2c connections (prior knowledge), one stream each, one of them offloaded. (One curl
+    # per URL: curl 7.88 fails its second request on a reused h2c connection, nginx's too.)
+    for path in ("/hello", "/hello", "/work?n=10"):
+        p = curl("--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                 f"http://{srv.host}:{srv.port}{path}")
+        assert p.returncode == 0 and p.stdout == b"2 200", (p.stdout, p.stderr)
+    req = "rivet_http_requests"
+    f = scrape(srv)
+    assert value(f, req, req + "_total", route="/hello", protocol="2", code="2xx") == 2
+    assert value(f, req, req + "_total", route="/work", protocol="2", code="2xx") == 1
+    assert value(f, req, req + "_total", route="/hello", protocol="1.1", code="2xx") == 0
+    assert value(f, req, req + "_total", route="/metrics", protocol="1.1", code="2xx") == 1
+    assert value(f, "rivet_http2_connections", "rivet_http2_connections_total") == 3
+    assert value(f, "rivet_http2_streams", "rivet_http2_streams_total") == 3
+    # The streams end with their answers (curl has them all), the connection when curl leaves.
+    wait_for(lambda: value(scrape(srv), "rivet_http2_streams_open", "rivet_http2_streams_open")
+             == 0, what="no HTTP/2 stream open")

@@ -36,7 +36,7 @@ GARBAGE = {
     "lf_only": b"\n\n\n\n",
     "spaces": b" " * 5000,
     "tls_client_hello": bytes.fromhex("16030100a5010000a10303") + bytes(range(32)) + b"\x00" * 64,
-    "http2_preface": b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    # (HTTP/2's preface is not garbage: the plain port speaks h2c, test_http2_*.py.)
     "method_no_target": b"GET \r\n\r\n",
     "long_method": b"A" * 100_000 + b" / HTTP/1.1\r\nHost: x\r\n\r\n",
     "colons": b"GET / HTTP/1.1\r\n:::::\r\n\r\n",

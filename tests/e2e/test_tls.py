@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import ssl
 import subprocess
 import time
@@ -43,11 +44,15 @@ def srv(rivet, tls_certs, site):
 
 
 def test_curl_get_over_https(srv, tls_certs):
-    p = curl("--cacert", tls_certs.ca, f"https://localhost:{srv.tls_port}/hello",
-             "--resolve", f"localhost:{srv.tls_port}:127.0.0.1", "-w", "\\n%{http_code} %{http_version}")
-    assert p.returncode == 0, p.stderr
-    body, _, status = p.stdout.decode().rpartition("\n")
-    assert body == "Hello, World!" and status == "200 1.1", p.stdout
+    # curl offers h2 and http/1.1 in ALPN and speaks what was chosen: h2 (RunOptions::http2), and
+    # HTTP/1.1 when asked for it alone.
+    for flags, version in (((), "2"), (("--http1.1",), "1.1")):
+        p = curl("--cacert", tls_certs.ca, f"https://localhost:{srv.tls_port}/hello", *flags,
+                 "--resolve", f"localhost:{srv.tls_port}:127.0.0.1",
+                 "-w", "\\n%{http_code} %{http_version}")
+        assert p.returncode == 0, p.stderr
+        body, _, status = p.stdout.decode().rpartition("\n")
+        assert body == "Hello, World!" and status == "200 " + version, p.stdout
     # The plain listener is still plain HTTP.
     assert srv.get("/hello").body == b"Hello, World!"
 
@@ -173,9 +178,26 @@ def test_min_version_13_refuses_tls12(rivet, tls_certs):
         tls_connect(srv, tls_certs, max_version=ssl.TLSVersion.TLSv1_2)
 
 
-def test_alpn_http11(srv):
+def alpn_chosen(srv, certs, offer: list[str]):
+    ctx = client_context(certs)
+    ctx.set_alpn_protocols(offer)
+    with socket.create_connection((srv.host, srv.tls_port), timeout=10 * SLOW) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            return s.selected_alpn_protocol()
+
+
+def test_alpn_h2_first_then_http11(srv, tls_certs):
+    # The server's order wins: a client offering both gets h2, whatever its own order.
+    for offer in (["h2", "http/1.1"], ["http/1.1", "h2"], ["h2"]):
+        assert alpn_chosen(srv, tls_certs, offer) == "h2", offer
+    assert alpn_chosen(srv, tls_certs, ["http/1.1"]) == "http/1.1"
     rc, out = s_client(srv.tls_port, "-alpn", "http/1.1")
     assert "ALPN protocol: http/1.1" in out, out
+
+
+def test_alpn_http11_only_without_http2(rivet, tls_certs):
+    srv = start_tls(rivet, tls_certs, "--no-http2")
+    assert alpn_chosen(srv, tls_certs, ["h2", "http/1.1"]) == "http/1.1"
     # A client that offers only protocols the server does not speak gets no ALPN answer (or a
     # refusal), never a protocol it did not offer.
     rc, out = s_client(srv.tls_port, "-alpn", "h2")

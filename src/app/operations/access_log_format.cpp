@@ -64,7 +64,7 @@ void append_request_line(std::string& out, const AccessRecord& r, bool json) {
     add(out, r.method);
     out += ' ';
     add(out, r.target);
-    out += r.version_minor == 0 ? " HTTP/1.0" : " HTTP/1.1";
+    out += r.version_major == 2 ? " HTTP/2.0" : r.version_minor == 0 ? " HTTP/1.0" : " HTTP/1.1";
 }
 
 }  // namespace

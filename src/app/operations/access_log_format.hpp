@@ -28,6 +28,7 @@ struct AccessRecord {
     std::string_view client;  // the client's address, as text
     std::string_view method;  // empty: no request line could be read (a 400 from the parser)
     std::string_view target;
+    int version_major = 1;  // 2: an HTTP/2 stream ("HTTP/2.0", as nginx writes it)
     int version_minor = 1;
     std::string_view referer;
     std::string_view user_agent;

@@ -33,10 +33,11 @@ size_t Metrics::class_of(int status) {
     return c < 0 ? 0 : c > 4 ? 4 : size_t(c);
 }
 
-void Metrics::record(unsigned loop, uint32_t route, int status, uint64_t micros) {
-    if (loop + 1 >= blocks_.size()) return record_shared(route, status, micros);
+void Metrics::record(unsigned loop, uint32_t route, Protocol protocol, int status,
+                     uint64_t micros) {
+    if (loop + 1 >= blocks_.size()) return record_shared(route, protocol, status, micros);
     Block& b = *blocks_[loop];
-    if (route < routes_.size()) bump(b.by_route[route * kClasses + class_of(status)]);
+    if (route < routes_.size()) bump(b.by_route[counter_of(route, protocol, status)]);
     bump(b.latency[bucket_of(micros)]);
     bump(b.latency_sum_us, micros);
 }
@@ -46,9 +47,9 @@ void Metrics::count_rate_limited(unsigned loop) {
     bump(blocks_[loop]->rate_limited);
 }
 
-void Metrics::record_shared(uint32_t route, int status, uint64_t micros) {
+void Metrics::record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros) {
     Block& b = *blocks_.back();
-    if (route < routes_.size()) add(b.by_route[route * kClasses + class_of(status)]);
+    if (route < routes_.size()) add(b.by_route[counter_of(route, protocol, status)]);
     add(b.latency[bucket_of(micros)]);
     add(b.latency_sum_us, micros);
 }
@@ -85,9 +86,10 @@ Metrics::Totals Metrics::totals() const {
     Totals t;
     t.by_route.assign(routes_.size(), {});
     for (const auto& b : blocks_) {
-        for (size_t r = 0; r < routes_.size(); ++r)
-            for (size_t c = 0; c < kClasses; ++c)
-                t.by_route[r][c] += b->by_route[r * kClasses + c].load(std::memory_order_relaxed);
+        const std::atomic<uint64_t>* counter = b->by_route.data();
+        for (auto& route : t.by_route)
+            for (auto& protocol : route)
+                for (uint64_t& n : protocol) n += (counter++)->load(std::memory_order_relaxed);
         for (size_t i = 0; i < kBuckets; ++i) {
             uint64_t n = b->latency[i].load(std::memory_order_relaxed);
             t.latency[i] += n;

@@ -1,5 +1,5 @@
-// Metrics: request counters by route and status class, and a latency histogram, kept per I/O
-// loop and summed only when someone asks (GET /metrics, /status.json).
+// Metrics: request counters by route, protocol version and status class, and a latency
+// histogram, kept per I/O loop and summed only when someone asks (GET /metrics, /status.json).
 //
 // A loop's block is written by that loop's thread alone, so a count is a plain load and store
 // (LoopStats' pattern: atomics only so that the reader's loads are well defined; no locked
@@ -29,14 +29,23 @@ public:
                                              250000, 500000, 1000000, 2500000, 5000000, 10000000};
     static constexpr size_t kBuckets = std::size(kBoundsUs) + 1;  // the last one is +Inf
     static constexpr size_t kClasses = 5;                         // 1xx .. 5xx
+    // The request's protocol version (OpenTelemetry's network.protocol.version: "1.0", "1.1",
+    // "2"). A request the HTTP/1 parser refused counts as 1.1, its default: its line may not
+    // have said.
+    enum Protocol : uint8_t { Http10, Http11, Http2 };
+    static constexpr size_t kProtocols = 3;
+    static constexpr const char* kProtocolLabels[kProtocols] = {"1.0", "1.1", "2"};
+    static Protocol protocol_of(int version_major, int version_minor) {
+        return version_major == 2 ? Http2 : version_minor == 0 ? Http10 : Http11;
+    }
 
     Metrics(unsigned loops, std::vector<RouteLabel> routes);
 
     // On loop `loop`'s own thread only.
-    void record(unsigned loop, uint32_t route, int status, uint64_t micros);
+    void record(unsigned loop, uint32_t route, Protocol protocol, int status, uint64_t micros);
     void count_rate_limited(unsigned loop);
     // From any thread.
-    void record_shared(uint32_t route, int status, uint64_t micros);
+    void record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros);
     void count_pool_rejected();
     void count_handler_exception(unsigned loop);  // loop past the last: from a worker
     void count_handler_cancelled(unsigned loop);  // on the loop: its client went away first
@@ -46,9 +55,10 @@ public:
     void count_event_stream_closed(unsigned loop, bool slow);  // slow: past its hard bound
     void count_events_sent(unsigned loop, uint64_t events);
 
+    using ClassCounts = std::array<uint64_t, kClasses>;
     struct Totals {
-        std::vector<std::array<uint64_t, kClasses>> by_route;  // [route][class]
-        std::array<uint64_t, kBuckets> latency{};              // per bucket (not cumulative)
+        std::vector<std::array<ClassCounts, kProtocols>> by_route;  // [route][protocol][class]
+        std::array<uint64_t, kBuckets> latency{};                   // per bucket (not cumulative)
         uint64_t latency_sum_us = 0;
         uint64_t requests = 0;
         uint64_t rate_limited = 0;
@@ -65,8 +75,8 @@ public:
 
 private:
     struct alignas(64) Block {
-        explicit Block(size_t routes) : by_route(routes * kClasses) {}
-        std::vector<std::atomic<uint64_t>> by_route;
+        explicit Block(size_t routes) : by_route(routes * kProtocols * kClasses) {}
+        std::vector<std::atomic<uint64_t>> by_route;  // [route][protocol][class]
         std::array<std::atomic<uint64_t>, kBuckets> latency{};
         std::atomic<uint64_t> latency_sum_us{0};
         std::atomic<uint64_t> rate_limited{0};
@@ -80,6 +90,9 @@ private:
     };
     static size_t bucket_of(uint64_t micros);
     static size_t class_of(int status);
+    static size_t counter_of(uint32_t route, Protocol protocol, int status) {
+        return (size_t(route) * kProtocols + protocol) * kClasses + class_of(status);
+    }
 
     std::vector<RouteLabel> routes_;
     std::vector<std::unique_ptr<Block>> blocks_;  // one per loop, then the shared one

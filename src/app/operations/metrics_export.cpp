@@ -74,6 +74,54 @@ void tls_metrics(std::string& out, const engine::ServerStats& t) {
                t.tls_failures[i]);
 }
 
+// A metric family's HELP and TYPE lines.
+void family(std::string& out, std::string_view name, const char* type, const char* help) {
+    out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+    out.append(name).append(" ").append(type).append("\n");
+}
+
+// The two counters are read one after the other while the loop runs: a stream opened and
+// closed between the reads must not make the difference wrap.
+uint64_t http2_streams_open(const engine::Http2Stats& h) {
+    return h.streams > h.streams_closed ? h.streams - h.streams_closed : 0;
+}
+
+// The engine's HTTP/2 counters, emitted with HTTP/2 off too (zero), as the TLS ones are.
+void http2_metrics(std::string& out, const engine::Http2Stats& h) {
+    family(out, "rivet_http2_connections_total", "counter",
+           "HTTP/2 connections (ALPN h2, or h2c by prior knowledge).");
+    sample(out, "rivet_http2_connections_total", h.connections);
+    family(out, "rivet_http2_streams_total", "counter", "HTTP/2 streams opened by clients.");
+    sample(out, "rivet_http2_streams_total", h.streams);
+    family(out, "rivet_http2_streams_open", "gauge", "HTTP/2 streams open now.");
+    sample(out, "rivet_http2_streams_open", http2_streams_open(h));
+    // By error code: NO_ERROR (the graceful ones) always, the others once seen.
+    auto by_code = [&](const char* name, const char* help, const auto& counts) {
+        family(out, name, "counter", help);
+        for (size_t i = 0; i < engine::kHttp2ErrorKinds; ++i)
+            if (counts[i] != 0 || i == 0)
+                sample(out,
+                       std::string(name) + "{code=\"" + std::string(engine::http2_error_label(i)) +
+                           "\"}",
+                       counts[i]);
+    };
+    by_code("rivet_http2_goaways_sent_total", "HTTP/2 GOAWAY frames sent, by error code.",
+            h.goaways_sent);
+    by_code("rivet_http2_goaways_received_total", "HTTP/2 GOAWAY frames received, by error code.",
+            h.goaways_received);
+    family(out, "rivet_http2_flow_control_stalls_total", "counter",
+           "HTTP/2 streams reset because the client held their window at zero past the write "
+           "timeout.");
+    sample(out, "rivet_http2_flow_control_stalls_total", h.stalls);
+    family(out, "rivet_http2_abuse_total", "counter",
+           "HTTP/2 connections closed with GOAWAY ENHANCE_YOUR_CALM, by kind of abuse.");
+    for (size_t i = 0; i < engine::kHttp2AbuseKinds; ++i)
+        sample(out,
+               "rivet_http2_abuse_total{kind=\"" +
+                   std::string(engine::http2_abuse_label(engine::Http2Abuse(i))) + "\"}",
+               h.abuse[i]);
+}
+
 }  // namespace
 
 void websocket_metrics(std::string& out, const engine::WebSocketStats& w) {
@@ -132,15 +180,19 @@ std::string prometheus_text(const Snapshot& s) {
 
     line(out, "# HELP rivet_http_requests_total Requests answered, by route and status class.");
     line(out, "# TYPE rivet_http_requests_total counter");
-    for (size_t r = 0; r < s.routes.size(); ++r)
-        for (size_t c = 0; c < Metrics::kClasses; ++c) {
-            if (t.by_route[r][c] == 0 && c != 1) continue;  // 2xx always, others once seen
-            sample(out,
-                   "rivet_http_requests_total{method=\"" + label(s.routes[r].method) +
-                       "\",route=\"" + label(s.routes[r].route) + "\",code=\"" + kClassNames[c] +
-                       "\"}",
-                   t.by_route[r][c]);
-        }
+    for (size_t r = 0; r < s.routes.size(); ++r) {
+        std::string route = "rivet_http_requests_total{method=\"" + label(s.routes[r].method) +
+                            "\",route=\"" + label(s.routes[r].route) + "\",protocol=\"";
+        for (size_t p = 0; p < Metrics::kProtocols; ++p)
+            for (size_t c = 0; c < Metrics::kClasses; ++c) {
+                uint64_t n = t.by_route[r][p][c];
+                // 1.1's 2xx always (a dashboard sees every route from the start), others once seen
+                if (n == 0 && !(p == Metrics::Http11 && c == 1)) continue;
+                sample(out,
+                       route + Metrics::kProtocolLabels[p] + "\",code=\"" + kClassNames[c] + "\"}",
+                       n);
+            }
+    }
 
     line(out, "# HELP rivet_http_request_duration_seconds From the handler's start to the answer.");
     line(out, "# TYPE rivet_http_request_duration_seconds histogram");
@@ -174,6 +226,7 @@ std::string prometheus_text(const Snapshot& s) {
     sample(out, "rivet_proxy_header_refused_total", s.serving.traffic.proxy_refused);
     tls_metrics(out, s.serving.traffic);
     websocket_metrics(out, s.serving.traffic.websockets);
+    http2_metrics(out, s.serving.traffic.http2);
 
     line(out,
          "# HELP rivet_request_body_bytes_buffered Bytes reserved by buffered request bodies "
@@ -261,7 +314,8 @@ std::string status_json(const Snapshot& s) {
     nlohmann::json classes = nlohmann::json::object();
     for (size_t c = 0; c < Metrics::kClasses; ++c) {
         uint64_t n = 0;
-        for (const auto& r : t.by_route) n += r[c];
+        for (const auto& route : t.by_route)
+            for (const auto& protocol : route) n += protocol[c];
         classes[kClassNames[c]] = n;
     }
     j["status"] = classes;
@@ -305,6 +359,11 @@ std::string status_json(const Snapshot& s) {
     j["websocket"] = {{"open", w.opened - w.closed},     {"opened", w.opened},
                       {"messages_in", w.messages_in},    {"messages_out", w.messages_out},
                       {"protocol_errors", w.violations}, {"slow_closed", w.slow_closed}};
+    const auto& h2 = s.serving.traffic.http2;
+    j["http2"] = {{"connections", h2.connections},
+                  {"streams", h2.streams},
+                  {"streams_open", http2_streams_open(h2)},
+                  {"flow_control_stalls", h2.stalls}};
     j["rss_bytes"] = s.rss_bytes;
     j["cpu_seconds"] = s.cpu_seconds;
     return j.dump();

@@ -191,12 +191,14 @@ void Operations::finish(engine::Exchange& ex, const Trace& trace) {
 
 void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& trace) {
     uint64_t micros = (now_ns() - trace.start_ns) / 1000;
-    metrics_.record(loop, trace.route, ex.status(), micros);
-    if (!access_log_.enabled()) return;
     const auto& head = ex.head();
+    metrics_.record(loop, trace.route, Metrics::protocol_of(head.version_major, head.version_minor),
+                    ex.status(), micros);
+    if (!access_log_.enabled()) return;
     AccessRecord r;
     r.method = head.method_name;
     r.target = head.target;
+    r.version_major = head.version_major;
     r.version_minor = head.version_minor;
     for (const auto& h : head.headers) {  // one pass for both
         if (h.name.size() == 7 && http::iequals(h.name, "Referer"))
@@ -226,11 +228,14 @@ void Operations::websocket_closed(unsigned loop, const IpAddress& client, std::s
 
 void Operations::finish_offloaded(const Request& req, const Trace& trace, const Response& res) {
     uint64_t micros = (now_ns() - trace.start_ns) / 1000;
-    metrics_.record_shared(trace.route, res.status(), micros);
+    metrics_.record_shared(trace.route,
+                           Metrics::protocol_of(req.version_major(), req.version_minor()),
+                           res.status(), micros);
     if (!access_log_.enabled()) return;
     AccessRecord r;
     r.method = req.method_name();
     r.target = req.target();
+    r.version_major = req.version_major();
     r.version_minor = req.version_minor();
     r.referer = req.header("Referer");
     r.user_agent = req.header("User-Agent");
@@ -243,7 +248,7 @@ void Operations::finish_offloaded(const Request& req, const Trace& trace, const 
 }
 
 void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int status) {
-    metrics_.record(loop, first_pseudo_ + kProtocol, status, 0);
+    metrics_.record(loop, first_pseudo_ + kProtocol, Metrics::Http11, status, 0);
     if (!access_log_.enabled()) return;
     AccessRecord r;
     r.status = status;

@@ -82,6 +82,9 @@ std::string_view Request::path() const {
 std::string_view Request::query_string() const {
     return head_->query;
 }
+int Request::version_major() const {
+    return head_->version_major;
+}
 int Request::version_minor() const {
     return head_->version_minor;
 }

@@ -14,9 +14,13 @@ ResponseFields::Span ResponseFields::keep(std::string_view bytes, bool lower) {
     return s;
 }
 
-void ResponseFields::start(int status, std::string_view date_block) {
+void ResponseFields::clear() {
     storage_.clear();
     fields_.clear();
+}
+
+void ResponseFields::start(int status, std::string_view date_block) {
+    clear();
     char code[4] = {char('0' + status / 100 % 10), char('0' + status / 10 % 10),
                     char('0' + status % 10), 0};
     fields_.push_back({keep(":status", false), keep({code, 3}, false)});

@@ -17,6 +17,7 @@ class ResponseFields {
 public:
     // `date_block`: the loop's "Date: ...\r\nServer: rivet\r\n".
     void start(int status, std::string_view date_block);
+    void clear();  // no fields: a trailer list follows
     void add(std::string_view name, std::string_view value);
     // "Name: value\r\n" lines (Answer::extra_fields).
     void add_lines(std::string_view lines);

@@ -95,10 +95,10 @@ void Http2Session::feed(const char* data, size_t len) {
 // Requests completed by the input run now, outside nghttp2's callbacks: a handler may answer at
 // once (submitting frames), defer, or ask for its body.
 void Http2Session::after_input() {
-    std::vector<int32_t> ready;
-    ready.swap(ready_);
-    for (int32_t id : ready)
-        if (Http2Stream* s = stream(id)) s->run_ready();
+    // run_ready never marks more (only nghttp2's callbacks do): the list is stable meanwhile.
+    for (size_t i = 0; i < ready_.size(); ++i)
+        if (Http2Stream* s = stream(ready_[i])) s->run_ready();
+    ready_.clear();
     reap();
 }
 
@@ -123,42 +123,60 @@ void Http2Session::flush() {
     Transport& transport = conn_.transport();
     if (transport.backlog() && !transport.flush_backlog() && errno != EAGAIN && errno != EINTR)
         return close_now();
+    // Frames are gathered in the loop's shared buffer and written from there; only what the
+    // socket does not take is copied into the connection's own (an idle one keeps none).
+    std::string& gather = owner_.write_buffer();
     size_t written = 0;
     while (!transport.backlog()) {
-        while (out_.size() - out_sent_ < kGather) {
+        if (out_sent_ < out_.size()) {
+            const ssize_t n = transport.write({out_.data() + out_sent_, out_.size() - out_sent_});
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR) break;
+                return close_now();
+            }
+            LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
+            if (n > 0) transport.write_progress_ms = owner_.loop().now_ms();
+            out_sent_ += size_t(n);
+            written += size_t(n);
+            if (out_sent_ < out_.size()) break;  // the socket is full: on_writable goes on
+            std::string().swap(out_);
+            out_sent_ = 0;
+            continue;
+        }
+        while (gather.size() < kGather) {
             const uint8_t* frames = nullptr;
             flushing_inside_nghttp2_ = true;
             const ssize_t n = nghttp2_session_mem_send(ng_, &frames);
             flushing_inside_nghttp2_ = false;
-            if (n < 0) return close_now();
+            if (n < 0) {
+                gather.clear();
+                return close_now();
+            }
             if (n == 0) break;
-            out_.append(reinterpret_cast<const char*>(frames), size_t(n));
+            gather.append(reinterpret_cast<const char*>(frames), size_t(n));
         }
-        if (out_sent_ == out_.size()) break;
-        const ssize_t n = transport.write({out_.data() + out_sent_, out_.size() - out_sent_});
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) break;
+        if (gather.empty()) break;
+        ssize_t n = transport.write(gather);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            gather.clear();
             return close_now();
         }
-        LoopStats::bump(owner_.stats().bytes_out, uint64_t(n));
-        if (n > 0) transport.write_progress_ms = owner_.loop().now_ms();
-        out_sent_ += size_t(n);
-        written += size_t(n);
-        if (out_sent_ < out_.size()) break;  // the socket is full: on_writable goes on
-        out_.clear();
-        out_sent_ = 0;
+        const size_t sent = n > 0 ? size_t(n) : 0;
+        LoopStats::bump(owner_.stats().bytes_out, sent);
+        // Fresh output starts the write clock even if none of it could leave yet.
+        transport.write_progress_ms = owner_.loop().now_ms();
+        written += sent;
+        if (sent < gather.size()) {
+            out_.assign(gather, sent);
+            out_sent_ = 0;
+            gather.clear();
+            break;
+        }
+        gather.clear();
         if (written >= kWritePerTurn) {
             kick();  // one large answer does not hold the loop
             break;
         }
-    }
-    if (out_sent_ == out_.size()) {
-        out_.clear();
-        out_sent_ = 0;
-        if (out_.capacity() > kGather * 2) std::string().swap(out_);
-    } else if (out_sent_ > out_.size() / 2) {
-        out_.erase(0, out_sent_);
-        out_sent_ = 0;
     }
     reap();
     after_flush();
@@ -174,9 +192,10 @@ void Http2Session::after_flush() {
             !nghttp2_session_want_read(ng_) || (phase_ != Phase::Open && streams_.empty());
         if (finished || phase_ == Phase::Closing) return begin_close();
     }
-    // Reading stops while output piles up (a client that sends without reading its answers);
-    // the write timeout then bounds it.
-    const bool read = out_.size() - out_sent_ < owner_.config().limits.output_high_water;
+    // Reading stops while the socket does not take our output: a client that sends requests
+    // without reading the answers opens no more streams (each would hold its answer here), and
+    // the write timeout bounds the wait.
+    const bool read = !unsent();
     conn_.set_interest(
         uint8_t((read ? uint8_t(net::kReadable) : 0) | (unsent() ? uint8_t(net::kWritable) : 0)));
     arm_timer();
@@ -271,11 +290,11 @@ void Http2Session::check_streams(uint64_t now) {
             stalled = quiet >= t.body_ms;
         else if (s->output() == Http2Stream::Output::Sending && !s->body_waiting_for_producer() &&
                  quiet >= t.write_ms) {
-            const bool window_shut =
-                nghttp2_session_get_stream_remote_window_size(ng_, s->id()) <= 0 ||
-                nghttp2_session_get_remote_window_size(ng_) <= 0;
-            if (window_shut) LoopStats::bump(owner_.stats().http2_stalls);
-            stalled = true;
+            // Held back by the client's window (a socket that does not drain is the
+            // connection's write timeout, above; a stream behind others is not stalled).
+            stalled = nghttp2_session_get_stream_remote_window_size(ng_, s->id()) <= 0 ||
+                      nghttp2_session_get_remote_window_size(ng_) <= 0;
+            if (stalled) LoopStats::bump(owner_.stats().http2_stalls);
         }
         if (stalled) nghttp2_submit_rst_stream(ng_, NGHTTP2_FLAG_NONE, s->id(), NGHTTP2_CANCEL);
     }
@@ -286,6 +305,7 @@ void Http2Session::on_closed() {
     // Whoever waits on a stream (a Deferred, a body, a producer's wakers) learns it now.
     std::vector<std::unique_ptr<Http2Stream>> streams;
     streams.swap(streams_);
+    ids_.clear();
     for (auto& s : streams) s->closed(NGHTTP2_CANCEL);
     LoopStats::bump(owner_.stats().http2_streams_closed, streams.size());
     for (auto& s : retired_) s->closed(s->close_code);
@@ -343,8 +363,12 @@ void Http2Session::resume_stream(const StreamLink* link) {
     flush();
 }
 
+// A scan of the open streams' ids (a few, at most max_concurrent_streams, side by side in
+// memory) costs less than a lookup in nghttp2's map, which misses the cache.
 Http2Stream* Http2Session::stream(int32_t id) const {
-    return static_cast<Http2Stream*>(nghttp2_session_get_stream_user_data(ng_, id));
+    for (size_t i = 0; i < ids_.size(); ++i)
+        if (ids_[i] == id) return streams_[i].get();
+    return nullptr;
 }
 
 bool Http2Session::unknown_stream(int32_t id) const {
@@ -356,11 +380,11 @@ bool Http2Session::unknown_stream(int32_t id) const {
 
 Http2Stream& Http2Session::open_stream(int32_t id) {
     highest_request_ = std::max(highest_request_, id);
-    auto s = std::make_unique<Http2Stream>(*this, id);
+    auto s = Http2Stream::make(*this, id);
     s->index = streams_.size();
     s->progress_ms = owner_.loop().now_ms();
-    nghttp2_session_set_stream_user_data(ng_, id, s.get());
     streams_.push_back(std::move(s));
+    ids_.push_back(id);
     LoopStats::bump(owner_.stats().http2_streams);
     return *streams_.back();
 }
@@ -370,14 +394,16 @@ Http2Stream& Http2Session::open_stream(int32_t id) {
 void Http2Session::stream_closed(int32_t id, uint32_t error_code) {
     Http2Stream* s = stream(id);
     if (!s) return;
-    nghttp2_session_set_stream_user_data(ng_, id, nullptr);
+    if (block_stream == s) block_stream = nullptr;
     const size_t i = s->index;
     std::unique_ptr<Http2Stream> owned = std::move(streams_[i]);
     if (i + 1 < streams_.size()) {
         streams_[i] = std::move(streams_.back());
         streams_[i]->index = i;
+        ids_[i] = ids_.back();
     }
     streams_.pop_back();
+    ids_.pop_back();
     owned->close_code = error_code;
     recently_closed_[closed_count_++ % std::size(recently_closed_)] = id;
     LoopStats::bump(owner_.stats().http2_streams_closed);
@@ -386,11 +412,12 @@ void Http2Session::stream_closed(int32_t id, uint32_t error_code) {
 
 void Http2Session::reap() {
     if (feeding_ || flushing_inside_nghttp2_) return;
-    while (!retired_.empty()) {
-        std::vector<std::unique_ptr<Http2Stream>> retired;
-        retired.swap(retired_);
-        for (auto& s : retired) s->closed(s->close_code);  // may retire no other: they are gone
+    // closed() retires no other stream: the list is stable meanwhile.
+    for (auto& s : retired_) {
+        s->closed(s->close_code);
+        Http2Stream::recycle(std::move(s));
     }
+    retired_.clear();
 }
 
 }  // namespace rivet::engine

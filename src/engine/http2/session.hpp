@@ -62,6 +62,9 @@ public:
     nghttp2_session* ng() { return ng_; }
     ResponseFields& response_fields() { return fields_; }
     void count_request();
+    // A graceful GOAWAY: the streams begun so far finish, then the connection closes (the lame
+    // duck, the drain, an answer that ends its connection).
+    void go_away();
     void wait_for_budget();
     void kick();
 
@@ -84,6 +87,7 @@ public:
         uint32_t frames = 0;
         uint64_t bytes = 0;
     } block;
+    Http2Stream* block_stream = nullptr;  // opened by the block in progress (if a request)
 
 private:
     // Frames of one kind within the current second of this connection.
@@ -96,7 +100,6 @@ private:
     void after_input();
     void flush();
     void after_flush();
-    void go_away();  // a graceful GOAWAY: the streams begun so far finish
     void begin_close();
     void linger_input();
     void arm_timer();
@@ -110,16 +113,17 @@ private:
     nghttp2_session* ng_ = nullptr;
     Phase phase_ = Phase::Open;
     std::vector<std::unique_ptr<Http2Stream>> streams_;  // open ones, any order (Stream::index)
+    std::vector<int32_t> ids_;                           // their ids, in the same order
     std::vector<std::unique_ptr<Http2Stream>> retired_;  // closed during this turn
     std::vector<int32_t> ready_;                         // completed by the last input
-    std::string out_;
+    std::string out_;  // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
     ResponseFields fields_;
     Window windows_[kHttp2AbuseKinds] = {};
     uint64_t last_active_ms_ = 0;
     uint32_t served_ = 0;
     int32_t highest_request_ = 0;  // the highest stream id a request opened
-    int32_t recently_closed_[64] = {};
+    int32_t recently_closed_[16] = {};
     uint32_t closed_count_ = 0;
     bool feeding_ = false;   // inside nghttp2_session_mem_recv
     bool flushing_ = false;  // inside flush(): a stream's answer is sent by the same loop

@@ -2,6 +2,7 @@
 // guards against frames that cost the server work and give the client nothing.
 #include <nghttp2/nghttp2.h>
 
+#include "engine/http2/allocator.hpp"
 #include "engine/http2/session.hpp"
 #include "engine/io_thread.hpp"
 
@@ -25,6 +26,7 @@ int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data
     switch (hd->type) {
         case NGHTTP2_HEADERS:
             s.block = {0, hd->length};
+            s.block_stream = nullptr;
             if ((hd->stream_id & 1) && s.unknown_stream(hd->stream_id)) s.protocol_error();
             break;
         case NGHTTP2_CONTINUATION: {
@@ -47,14 +49,19 @@ int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data
 
 int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-    session_of(user_data).open_stream(frame->hd.stream_id);
+    Http2Session& s = session_of(user_data);
+    s.block_stream = &s.open_stream(frame->hd.stream_id);
     return 0;
 }
 
 int on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
               const uint8_t* value, size_t valuelen, uint8_t, void* user_data) {
     Http2Session& s = session_of(user_data);
-    Http2Stream* stream = s.stream(frame->hd.stream_id);
+    // The stream whose header block this is (no map lookup per field); another block (a
+    // request's trailers) is looked up.
+    Http2Stream* stream = s.block_stream && s.block_stream->id() == frame->hd.stream_id
+                              ? s.block_stream
+                              : s.stream(frame->hd.stream_id);
     // Trailers of a request (HCAT_HEADERS after its body) are read and dropped: no handler
     // asks for them.
     if (!stream || stream->input() != Http2Stream::Input::Headers) return 0;
@@ -83,6 +90,7 @@ int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data)
             if (!stream) break;
             if (stream->input() == Http2Stream::Input::Headers) {
                 stream->progress_ms = s.owner().loop().now_ms();
+                stream->tree_priority = frame->hd.flags & NGHTTP2_FLAG_PRIORITY;
                 stream->headers_done(!end_stream);
                 s.mark_ready(*stream);
             } else if (end_stream) {
@@ -181,7 +189,7 @@ nghttp2_session* make_nghttp2_server(Http2Session& session) {
     nghttp2_option_set_max_settings(opt, 32);
 
     nghttp2_session* ng = nullptr;
-    nghttp2_session_server_new2(&ng, cb, &session, opt);
+    nghttp2_session_server_new3(&ng, cb, &session, opt, http2_allocator());
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
     return ng;

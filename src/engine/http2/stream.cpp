@@ -7,7 +7,59 @@
 
 namespace rivet::engine {
 
-Http2Stream::Http2Stream(Http2Session& session, int32_t id) : session_(session), id_(id) {}
+namespace {
+
+constexpr size_t kSpareStreams = 256;  // per loop thread
+thread_local std::vector<std::unique_ptr<Http2Stream>> spare_streams;
+
+}  // namespace
+
+Http2Stream::Http2Stream(Http2Session& session, int32_t id) : session_(&session), id_(id) {}
+
+std::unique_ptr<Http2Stream> Http2Stream::make(Http2Session& session, int32_t id) {
+    if (spare_streams.empty()) return std::make_unique<Http2Stream>(session, id);
+    std::unique_ptr<Http2Stream> s = std::move(spare_streams.back());
+    spare_streams.pop_back();
+    s->reuse(session, id);
+    return s;
+}
+
+// Only once closed() has told everyone who waited on it: nothing refers to it any more.
+void Http2Stream::recycle(std::unique_ptr<Http2Stream> s) {
+    if (spare_streams.size() >= kSpareStreams || s->reserved_ > 0) return;
+    spare_streams.push_back(std::move(s));
+}
+
+void Http2Stream::reuse(Http2Session& session, int32_t id) {
+    session_ = &session;
+    id_ = id;
+    progress_ms = 0;
+    index = 0;
+    tree_priority = false;
+    close_code = 0;
+    input_ = Input::Headers;
+    output_ = Output::Owed;
+    body_follows_ = planned_ = over_limit_ = dispatched_ = refused_ = head_only_ = false;
+    producer_waiting_ = producer_done_ = producer_said_wait_ = false;
+    request_.clear();
+    head_ = {};
+    fields_.clear();
+    plan_ = {};
+    std::string().swap(body_);
+    received_ = unconsumed_ = reserved_ = wanted_ = 0;
+    uncounted_ = 0;
+    upload_.reset();
+    std::string().swap(inbox_);
+    deferred_.reset();
+    body_kind_ = Body::None;
+    if (out_.capacity() > 16 * 1024) std::string().swap(out_);
+    out_.clear();
+    out_offset_ = 0;
+    file_ = {};
+    producer_.reset();
+    waker_ = {};
+    trailers_.reset();
+}
 
 Http2Stream::~Http2Stream() {
     release_budget();
@@ -15,13 +67,13 @@ Http2Stream::~Http2Stream() {
 }
 
 Connection& Http2Stream::connection() {
-    return session_.connection();
+    return session_->connection();
 }
 
 void Http2Stream::consume(size_t n) {
     if (n == 0) return;
     unconsumed_ -= n;
-    nghttp2_session_consume(session_.ng(), id_, n);
+    nghttp2_session_consume(session_->ng(), id_, n);
 }
 
 void Http2Stream::data(const uint8_t* bytes, size_t len) {
@@ -31,13 +83,13 @@ void Http2Stream::data(const uint8_t* bytes, size_t len) {
     if (refused_ || over_limit_) return consume(len);  // dropped: the client may go on
     if (planned_ && received_ > plan_.limit) {
         over_limit_ = true;
-        session_.mark_ready(*this);
+        session_->mark_ready(*this);
         return consume(len);
     }
     if (upload_) {
         // Taken by the handler when it asks; its window is given back then.
         inbox_.append(piece);
-        if (upload_->waiting) session_.mark_ready(*this);
+        if (upload_->waiting) session_->mark_ready(*this);
         return;
     }
     body_.append(piece);
@@ -68,13 +120,14 @@ void Http2Stream::run_ready() {
 // HTTP/1.1 does after a head.
 void Http2Stream::plan() {
     planned_ = true;
-    IoThread& owner = session_.owner();
+    IoThread& owner = session_->owner();
     const auto& limits = owner.config().limits;
     if (header_list_size() > limits.max_header_bytes)
         return refuse(431, "request header fields too large");
     if (int status = request_.finish(head_, fields_, body_follows_))
         return refuse(status, "invalid Content-Length");
     head_only_ = head_.method == http::Method::Head;
+    if (!tree_priority) apply_urgency();
     plan_ = {limits.max_body, BodyPlan::Mode::Buffered};
     owner.app().plan_body(head_, plan_);
     if ((head_.framing == http::BodyFraming::ContentLength && head_.content_length > plan_.limit) ||
@@ -101,13 +154,30 @@ void Http2Stream::plan() {
         reserved_ = 0;
         input_ = Input::BodyWait;
         wanted_ = wanted;
-        session_.wait_for_budget();
+        session_->wait_for_budget();
     }
+}
+
+// RFC 9218: a client that says "priority: u=N" (0 most urgent, 3 by default, 7 least) and no
+// RFC 7540 priority gets it as a weight in the scheduler's tree, each level twice the next:
+// more urgent streams get more of the connection, none starves. ("i", incremental, is not
+// used: the tree interleaves streams of equal weight anyway.)
+void Http2Stream::apply_urgency() {
+    const std::string_view field = http::find_header(head_, "priority");
+    const size_t u = field.find("u=");
+    if (u == std::string_view::npos || u + 2 >= field.size()) return;
+    const char digit = field[u + 2];
+    if (digit < '0' || digit > '7') return;
+    const int urgency = digit - '0';
+    nghttp2_priority_spec spec;
+    const int32_t weight = urgency <= 3 ? 16 << (3 - urgency) : 16 >> (urgency - 3);
+    nghttp2_priority_spec_init(&spec, 0, weight, 0);
+    nghttp2_session_change_stream_priority(session_->ng(), id_, &spec);
 }
 
 bool Http2Stream::admit_body() {
     if (input_ != Input::BodyWait) return true;
-    if (!session_.owner().budget().try_take(wanted_)) return false;
+    if (!session_->owner().budget().try_take(wanted_)) return false;
     reserved_ = wanted_;
     input_ = Input::Body;
     consume(unconsumed_);
@@ -116,18 +186,18 @@ bool Http2Stream::admit_body() {
 
 void Http2Stream::release_budget() {
     if (reserved_ == 0) return;
-    session_.owner().budget().give_back(reserved_);
+    session_->owner().budget().give_back(reserved_);
     reserved_ = 0;
 }
 
 void Http2Stream::dispatch(BodyStream* stream) {
     dispatched_ = true;
-    session_.count_request();
+    session_->count_request();
     // The stream's state outlives the call whatever the handler does with its source.
     std::shared_ptr<BodyStream> keep = stream ? stream->shared_from_this() : nullptr;
     Exchange exchange(*this, stream ? stream->head : head_, body_, stream);
     try {
-        session_.owner().app().serve(exchange);
+        session_->owner().app().serve(exchange);
     } catch (...) {
         // The application logs and counts its handlers' exceptions; this is the last guard.
         if (!exchange.answered()) exchange.respond_simple(500, "Internal Server Error\n");
@@ -144,7 +214,7 @@ void Http2Stream::refuse(int status, const char* reason) {
     consume(unconsumed_);
     std::string().swap(body_);
     release_budget();
-    IoThread& owner = session_.owner();
+    IoThread& owner = session_->owner();
     auto& app = owner.app();
     const PeerIp peer = connection().peer_ip();
     app.on_protocol_error(owner.index(), peer, status);
@@ -164,7 +234,7 @@ void Http2Stream::refuse(int status, const char* reason) {
 
 // A streamed body's handler asked for a piece: it comes from a task (never inside next()).
 void Http2Stream::upload_asked() {
-    if (!inbox_.empty() || input_ == Input::Complete) session_.kick();
+    if (!inbox_.empty() || input_ == Input::Complete) session_->kick();
 }
 
 bool Http2Stream::upload_take(BodyStream& s) {

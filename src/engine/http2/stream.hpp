@@ -42,6 +42,10 @@ public:
 
     Http2Stream(Http2Session& session, int32_t id);
     ~Http2Stream();
+    // Streams come and go by the thousand: a closed one's object (and its buffers' capacity)
+    // serves the next stream its loop thread opens, on whichever connection.
+    static std::unique_ptr<Http2Stream> make(Http2Session& session, int32_t id);
+    static void recycle(std::unique_ptr<Http2Stream> stream);
 
     // Responder.
     Deferred answer(const http::RequestHead* head, const Answer& answer) override;
@@ -81,14 +85,16 @@ public:
     Input input() const { return input_; }
     Output output() const { return output_; }
     bool body_waiting_for_producer() const { return producer_waiting_; }
-    uint64_t progress_ms = 0;  // when this stream last moved bytes either way
-    uint32_t close_code = 0;   // why nghttp2 closed it (told to closed() after the callbacks)
-    size_t index = 0;          // in the session's list of streams
+    uint64_t progress_ms = 0;    // when this stream last moved bytes either way
+    bool tree_priority = false;  // the HEADERS frame carried an RFC 7540 priority
+    uint32_t close_code = 0;     // why nghttp2 closed it (told to closed() after the callbacks)
+    size_t index = 0;            // in the session's list of streams
 
 private:
     enum class Body : uint8_t { None, Bytes, File, Producer };
 
     void plan();
+    void apply_urgency();
     void dispatch(BodyStream* stream = nullptr);
     void refuse(int status, const char* reason);
     void consume(size_t n);  // gives `n` received bytes' window back to the client
@@ -97,10 +103,13 @@ private:
     void submit_fields(bool with_body);
     void release_budget();
     void drop_producer();
+    void end_body(uint32_t* flags);
     Deferred defer();
 
-    Http2Session& session_;
-    const int32_t id_;
+    void reuse(Http2Session& session, int32_t id);
+
+    Http2Session* session_;
+    int32_t id_;
     Input input_ = Input::Headers;
     Output output_ = Output::Owed;
     bool body_follows_ = false;
@@ -132,7 +141,8 @@ private:
     std::shared_ptr<StreamProducer> producer_;
     StreamWaker waker_;
     bool producer_done_ = false;
-    bool producer_said_wait_ = false;  // its last call said Waiting: not called before a wake
+    std::shared_ptr<Trailers> trailers_;  // sent after the body, if it ends complete
+    bool producer_said_wait_ = false;     // its last call said Waiting: not called before a wake
 };
 
 }  // namespace rivet::engine

@@ -39,7 +39,7 @@ Deferred Http2Stream::answer(const http::RequestHead*, const Answer& a) {
 Deferred Http2Stream::defer() {
     Deferred d;
     if (output_ != Output::Owed) return d;
-    d.thread_ = &session_.owner();
+    d.thread_ = &session_->owner();
     d.fd_ = connection().fd();
     d.connection_id_ = connection().id();
     d.sequence_ = uint64_t(id_);
@@ -57,14 +57,14 @@ void Http2Stream::complete(Reply&& reply) {
 }
 
 void Http2Stream::submit_fields(bool with_body) {
-    ResponseFields& f = session_.response_fields();
+    ResponseFields& f = session_->response_fields();
     nghttp2_data_provider source;
     source.source.ptr = this;
     source.read_callback = http2_body_reader();
-    if (nghttp2_submit_response(session_.ng(), id_, f.list(), f.size(),
+    if (nghttp2_submit_response(session_->ng(), id_, f.list(), f.size(),
                                 with_body ? &source : nullptr) != 0) {
         body_kind_ = Body::None;
-        nghttp2_submit_rst_stream(session_.ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
+        nghttp2_submit_rst_stream(session_->ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
     }
     output_ = Output::Sending;
     deferred_.reset();
@@ -77,10 +77,13 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
         // A protocol switch (101) has no meaning on a stream (RFC 9113 §8.6).
         return submit_simple(501, "Not Implemented: no protocol switch over HTTP/2\n", {});
     }
+    // An answer that ends its connection (Connection: close on HTTP/1.1): no new streams, the
+    // ones in flight finish.
+    if (reply.close) session_->go_away();
     const http::ResponseHead& h = reply.head;
     const bool has_body = !head_only_ && http::status_has_body(h.status);
-    ResponseFields& f = session_.response_fields();
-    f.start(h.status, session_.owner().date_block());
+    ResponseFields& f = session_->response_fields();
+    f.start(h.status, session_->owner().date_block());
     if (!h.content_type.empty()) f.add("content-type", h.content_type);
     for (const auto& [name, value] : h.fields)
         if (!http::iequals(name, "content-length")) f.add(name, value);
@@ -109,17 +112,20 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
                 body_kind_ = Body::Producer;
                 producer_ = reply.stream;
                 waker_ = StreamWaker(std::make_shared<StreamLink>());
-                open_link(*waker_.link(), session_.owner(), connection().fd(), connection().id());
+                open_link(*waker_.link(), session_->owner(), connection().fd(), connection().id());
             }
             break;
     }
-    submit_fields(body_kind_ != Body::None);
+    // Trailers go after the body, in a HEADERS frame of their own: a body (even an empty one)
+    // is sent so that they have a frame to follow.
+    if (has_body && reply.trailers) trailers_ = reply.trailers;
+    submit_fields(body_kind_ != Body::None || trailers_);
 }
 
 void Http2Stream::submit_simple(int status, std::string_view body, std::string_view extra_fields) {
     if (output_ == Output::Sending || output_ == Output::Sent) return;
-    ResponseFields& f = session_.response_fields();
-    f.start(status, session_.owner().date_block());
+    ResponseFields& f = session_->response_fields();
+    f.start(status, session_->owner().date_block());
     f.add_lines(extra_fields);
     body_kind_ = Body::None;
     if (http::status_has_body(status)) {
@@ -136,17 +142,17 @@ void Http2Stream::submit_simple(int status, std::string_view body, std::string_v
 
 // nghttp2's data source: up to `length` bytes of the body into `buf`, the end flagged.
 ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
-    progress_ms = session_.owner().loop().now_ms();
+    progress_ms = session_->owner().loop().now_ms();
     switch (body_kind_) {
         case Body::None:
-            *flags |= NGHTTP2_DATA_FLAG_EOF;
+            end_body(flags);
             return 0;
         case Body::Bytes: {
             const size_t n = std::min(length, out_.size() - out_offset_);
             std::memcpy(buf, out_.data() + out_offset_, n);
             out_offset_ += n;
             if (out_offset_ == out_.size()) {
-                *flags |= NGHTTP2_DATA_FLAG_EOF;
+                end_body(flags);
                 std::string().swap(out_);
             }
             return ssize_t(n);
@@ -159,7 +165,7 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
             file_.offset += uint64_t(n);
             file_.length -= uint64_t(n);
             if (file_.length == 0) {
-                *flags |= NGHTTP2_DATA_FLAG_EOF;
+                end_body(flags);
                 file_ = {};
             }
             return n;
@@ -172,9 +178,12 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
     while (out_offset_ == out_.size() && !producer_done_) {
         if (producer_said_wait_) {
             if (!waker_.link()->woken.exchange(false, std::memory_order_acq_rel)) {
-                if (session_.owner().draining()) {
-                    producer_done_ = true;  // the drain ends a waiting body (its client sees
-                    break;                  // the end of it), as on HTTP/1.1
+                if (session_->owner().draining()) {
+                    // The drain ends a waiting body (its client sees the end of it, without
+                    // trailers: the body is not complete), as on HTTP/1.1.
+                    producer_done_ = true;
+                    trailers_.reset();
+                    break;
                 }
                 producer_waiting_ = true;
                 return NGHTTP2_ERR_DEFERRED;
@@ -196,22 +205,35 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
     std::memcpy(buf, out_.data() + out_offset_, n);
     out_offset_ += n;
     if (producer_done_ && out_offset_ == out_.size()) {
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        end_body(flags);
         drop_producer();
     }
     return ssize_t(n);
+}
+
+// The body's last bytes are read: the stream ends with them, or with the trailers after them
+// (their names lowercased, as every field on HTTP/2).
+void Http2Stream::end_body(uint32_t* flags) {
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    std::shared_ptr<Trailers> trailers = std::move(trailers_);
+    if (!trailers || trailers->fields.empty()) return;
+    ResponseFields& f = session_->response_fields();
+    f.clear();
+    for (const auto& [name, value] : trailers->fields) f.add(name, value);
+    if (nghttp2_submit_trailer(session_->ng(), id_, f.list(), f.size()) == 0)
+        *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
 }
 
 bool Http2Stream::resume(const StreamLink* link) {
     if (!waker_.link() || waker_.link().get() != link) return false;
     if (link->aborted.load(std::memory_order_acquire)) {
         // Too slow to keep up with what it is sent: this stream ends, the others go on.
-        nghttp2_submit_rst_stream(session_.ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_CANCEL);
+        nghttp2_submit_rst_stream(session_->ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_CANCEL);
         return true;
     }
     if (!producer_waiting_) return true;  // it looks at the wake when it next waits
     producer_waiting_ = false;
-    nghttp2_session_resume_data(session_.ng(), id_);
+    nghttp2_session_resume_data(session_->ng(), id_);
     return true;
 }
 
@@ -219,7 +241,8 @@ void Http2Stream::end_waiting_body() {
     if (!producer_ || !producer_waiting_) return;
     producer_waiting_ = false;
     producer_done_ = true;
-    nghttp2_session_resume_data(session_.ng(), id_);
+    trailers_.reset();  // cut short: not the complete body the trailers describe
+    nghttp2_session_resume_data(session_->ng(), id_);
 }
 
 void Http2Stream::drop_producer() {
@@ -234,14 +257,14 @@ void Http2Stream::sent() {
     output_ = Output::Sent;
     // The answer is complete before the request: the rest of it is not wanted (RFC 9113 §8.1).
     if (input_ != Input::Complete)
-        nghttp2_submit_rst_stream(session_.ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
+        nghttp2_submit_rst_stream(session_->ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
 }
 
 // The stream is gone (done, reset, or its connection closed): whoever waits on it hears it.
 void Http2Stream::closed(uint32_t) {
     if (output_ != Output::Sent) output_ = Output::Sent;
     if (deferred_ && deferred_->settle(DeferredState::kCancelled)) {
-        LoopStats::bump(session_.owner().stats().cancelled);
+        LoopStats::bump(session_->owner().stats().cancelled);
         if (auto fn = std::move(deferred_->on_cancel)) fn();
     }
     deferred_.reset();

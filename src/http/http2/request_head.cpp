@@ -15,7 +15,19 @@ bool connection_specific(std::string_view name) {
     return false;
 }
 
+void RequestHeadBuilder::clear() {
+    constexpr size_t kKept = 4096;  // a larger head's buffer is not kept for the next one
+    if (storage_.capacity() > kKept) std::string().swap(storage_);
+    if (fields_.capacity() > kKept / sizeof(Field)) std::vector<Field>().swap(fields_);
+    storage_.clear();
+    fields_.clear();
+    method_ = scheme_ = authority_ = path_ = {};
+    list_size_ = 0;
+}
+
 RequestHeadBuilder::Span RequestHeadBuilder::keep(std::string_view bytes) {
+    // One allocation for a usual head, not one per doubling.
+    if (storage_.capacity() < 512) storage_.reserve(512);
     Span s{uint32_t(storage_.size()), uint32_t(bytes.size())};
     storage_.append(bytes);
     return s;
@@ -36,6 +48,7 @@ void RequestHeadBuilder::add(std::string_view name, std::string_view value) {
         return;
     }
     const Span n = keep(name);
+    if (fields_.capacity() < 16) fields_.reserve(16);
     fields_.push_back({n, keep(value)});
 }
 

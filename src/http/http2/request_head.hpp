@@ -35,6 +35,8 @@ public:
 
     void add(std::string_view name, std::string_view value);
     size_t list_size() const { return list_size_; }
+    // Empty again for the next request, its buffers kept (up to a bound).
+    void clear();
     // Builds `head` (its fields in `fields`). `body_follows`: DATA frames come after the HEADERS
     // (no END_STREAM on them). Returns 0, or the status to refuse the request with (400: a
     // Content-Length that is not a number).

@@ -56,6 +56,20 @@ TEST(AccessLogFormat, CombinedCommonJson) {
               "\"user_agent\":\"curl/8 \\\"quoted\\\"\"}\n");
 }
 
+TEST(AccessLogFormat, TheProtocolIsNginxs) {
+    AccessRecord r = sample();
+    r.version_minor = 0;
+    EXPECT_NE(line(rivet::LogFormat::Combined, r).find("\"GET /a?b=1 HTTP/1.0\" 200"),
+              std::string::npos);
+    r.version_major = 2;  // an HTTP/2 stream: minor 0, written as nginx writes it
+    for (auto f : {rivet::LogFormat::Combined, rivet::LogFormat::Common})
+        EXPECT_NE(line(f, r).find("] \"GET /a?b=1 HTTP/2.0\" 200 13"), std::string::npos)
+            << line(f, r);
+    EXPECT_NE(line(rivet::LogFormat::Json, r).find(",\"request\":\"GET /a?b=1 HTTP/2.0\","),
+              std::string::npos)
+        << line(rivet::LogFormat::Json, r);
+}
+
 TEST(AccessLogFormat, HostileBytesStayOnOneLine) {
     AccessRecord r = sample();
     r.target = "/\n\x01\xff\\";

@@ -8,18 +8,18 @@ using namespace rivet::app;
 
 TEST(Metrics, PerLoopCountsAreSummed) {
     Metrics m(2, {{"GET", "/a"}, {"POST", "/b"}});
-    m.record(0, 0, 200, 10);
-    m.record(1, 0, 204, 30);
-    m.record(1, 1, 404, 3000);
-    m.record_shared(1, 503, 2'000'000);
+    m.record(0, 0, Metrics::Http11, 200, 10);
+    m.record(1, 0, Metrics::Http11, 204, 30);
+    m.record(1, 1, Metrics::Http11, 404, 3000);
+    m.record_shared(1, Metrics::Http11, 503, 2'000'000);
     m.count_rate_limited(0);
     m.count_pool_rejected();
     m.count_handler_exception(1);
     m.count_handler_exception(~0u);  // from a worker
     auto t = m.totals();
-    EXPECT_EQ(t.by_route[0][1], 2u);
-    EXPECT_EQ(t.by_route[1][3], 1u);
-    EXPECT_EQ(t.by_route[1][4], 1u);
+    EXPECT_EQ(t.by_route[0][Metrics::Http11][1], 2u);
+    EXPECT_EQ(t.by_route[1][Metrics::Http11][3], 1u);
+    EXPECT_EQ(t.by_route[1][Metrics::Http11][4], 1u);
     EXPECT_EQ(t.requests, 4u);
     EXPECT_EQ(t.latency[0], 1u);  // <= 25 µs
     EXPECT_EQ(t.latency[1], 1u);  // <= 50 µs
@@ -32,12 +32,105 @@ TEST(Metrics, PerLoopCountsAreSummed) {
     s.totals = t;
     s.routes = m.routes();
     std::string text = prometheus_text(s);
-    EXPECT_NE(text.find("rivet_http_requests_total{method=\"GET\",route=\"/a\",code=\"2xx\"} 2\n"),
+    EXPECT_NE(text.find("rivet_http_requests_total{method=\"GET\",route=\"/a\",protocol=\"1.1\","
+                        "code=\"2xx\"} 2\n"),
               std::string::npos);
     EXPECT_NE(text.find("rivet_http_request_duration_seconds_bucket{le=\"+Inf\"} 4\n"),
               std::string::npos);
     EXPECT_NE(text.find("rivet_http_request_duration_seconds_count 4\n"), std::string::npos);
     EXPECT_NE(text.find("rivet_handler_exceptions_total 2\n"), std::string::npos);
+}
+
+TEST(Metrics, RequestsByProtocolVersion) {
+    EXPECT_EQ(Metrics::protocol_of(1, 0), Metrics::Http10);
+    EXPECT_EQ(Metrics::protocol_of(1, 1), Metrics::Http11);
+    EXPECT_EQ(Metrics::protocol_of(2, 0), Metrics::Http2);
+    Metrics m(1, {{"GET", "/a"}, {"GET", "/b"}});
+    m.record(0, 0, Metrics::Http2, 200, 10);
+    m.record(0, 0, Metrics::Http2, 201, 10);
+    m.record(0, 0, Metrics::Http10, 404, 10);
+    m.record_shared(0, Metrics::Http2, 500, 10);  // from a worker
+    auto t = m.totals();
+    EXPECT_EQ(t.by_route[0][Metrics::Http2][1], 2u);
+    EXPECT_EQ(t.by_route[0][Metrics::Http2][4], 1u);
+    EXPECT_EQ(t.by_route[0][Metrics::Http10][3], 1u);
+    EXPECT_EQ(t.by_route[0][Metrics::Http11][1], 0u);
+    EXPECT_EQ(t.requests, 4u);
+
+    Snapshot s;
+    s.totals = t;
+    s.routes = m.routes();
+    std::string text = prometheus_text(s);
+    const std::string a = "rivet_http_requests_total{method=\"GET\",route=\"/a\",protocol=";
+    for (std::string want : {a + "\"2\",code=\"2xx\"} 2\n", a + "\"2\",code=\"5xx\"} 1\n",
+                             a + "\"1.0\",code=\"4xx\"} 1\n", a + "\"1.1\",code=\"2xx\"} 0\n"})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    // Series of a protocol not seen are left out, but for 1.1's 2xx (every route from the start).
+    EXPECT_EQ(text.find(a + "\"2\",code=\"4xx\"}"), std::string::npos);
+    EXPECT_EQ(text.find("route=\"/b\",protocol=\"2\""), std::string::npos);
+    EXPECT_NE(text.find("route=\"/b\",protocol=\"1.1\",code=\"2xx\"} 0\n"), std::string::npos);
+    EXPECT_NE(status_json(s).find("\"status\":{\"1xx\":0,\"2xx\":2,\"3xx\":0,\"4xx\":1,\"5xx\":1}"),
+              std::string::npos)
+        << status_json(s);
+}
+
+TEST(Http2Metrics, EverySeriesWithItsLabels) {
+    Snapshot s;
+    auto& h = s.serving.traffic.http2;
+    h.connections = 3;
+    h.streams = 40;
+    h.streams_closed = 33;
+    h.stalls = 2;
+    h.goaways_sent[rivet::engine::http2_error_kind(0x0)] = 5;
+    h.goaways_sent[rivet::engine::http2_error_kind(0xb)] = 4;
+    h.goaways_received[rivet::engine::http2_error_kind(0x1)] = 6;
+    h.goaways_received[rivet::engine::http2_error_kind(0x77)] = 1;  // no code of RFC 9113's
+    for (size_t i = 0; i < rivet::engine::kHttp2AbuseKinds; ++i) h.abuse[i] = 10 + i;
+    std::string text = prometheus_text(s);
+    for (const char* want : {
+             "# TYPE rivet_http2_connections_total counter\n",
+             "rivet_http2_connections_total 3\n",
+             "# TYPE rivet_http2_streams_total counter\n",
+             "rivet_http2_streams_total 40\n",
+             "# HELP rivet_http2_streams_open ",
+             "# TYPE rivet_http2_streams_open gauge\n",
+             "rivet_http2_streams_open 7\n",
+             "# TYPE rivet_http2_goaways_sent_total counter\n",
+             "rivet_http2_goaways_sent_total{code=\"NO_ERROR\"} 5\n",
+             "rivet_http2_goaways_sent_total{code=\"ENHANCE_YOUR_CALM\"} 4\n",
+             "# TYPE rivet_http2_goaways_received_total counter\n",
+             "rivet_http2_goaways_received_total{code=\"NO_ERROR\"} 0\n",
+             "rivet_http2_goaways_received_total{code=\"PROTOCOL_ERROR\"} 6\n",
+             "rivet_http2_goaways_received_total{code=\"other\"} 1\n",
+             "# TYPE rivet_http2_flow_control_stalls_total counter\n",
+             "rivet_http2_flow_control_stalls_total 2\n",
+             "# TYPE rivet_http2_abuse_total counter\n",
+             "rivet_http2_abuse_total{kind=\"rapid_reset\"} 10\n",
+             "rivet_http2_abuse_total{kind=\"continuation\"} 11\n",
+             "rivet_http2_abuse_total{kind=\"settings\"} 12\n",
+             "rivet_http2_abuse_total{kind=\"ping\"} 13\n",
+             "rivet_http2_abuse_total{kind=\"priority\"} 14\n",
+             "rivet_http2_abuse_total{kind=\"empty_data\"} 15\n",
+             "rivet_http2_abuse_total{kind=\"hpack\"} 16\n",
+         })
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    // Codes never seen are left out (but NO_ERROR).
+    EXPECT_EQ(text.find("rivet_http2_goaways_sent_total{code=\"PROTOCOL_ERROR\"}"),
+              std::string::npos);
+    EXPECT_NE(status_json(s).find("\"http2\":{\"connections\":3,"), std::string::npos)
+        << status_json(s);
+
+    // A stream opened and closed between the loop's two reads: no wrap to 2^64 - 1.
+    h.streams_closed = h.streams + 1;
+    EXPECT_NE(prometheus_text(s).find("rivet_http2_streams_open 0\n"), std::string::npos);
+}
+
+TEST(Http2Metrics, ZerosWithHttp2Off) {  // the same series whatever the configuration
+    std::string text = prometheus_text(Snapshot{});
+    for (const char* want : {"rivet_http2_connections_total 0\n", "rivet_http2_streams_open 0\n",
+                             "rivet_http2_goaways_sent_total{code=\"NO_ERROR\"} 0\n",
+                             "rivet_http2_abuse_total{kind=\"hpack\"} 0\n"})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 
 TEST(TlsMetrics, HandshakesAndFailuresByLabel) {

@@ -43,6 +43,20 @@ TEST(Request, AccessorsAndHeaderView) {
     EXPECT_EQ(names, (std::vector<std::string>{"Host", "X-Token"}));
     EXPECT_EQ(req.headers().size(), 2u);
     EXPECT_EQ(req.headers()[1].value, "abc");
+    EXPECT_EQ(req.version_major(), 1);
+    EXPECT_EQ(req.version_minor(), 1);
+}
+
+TEST(Request, VersionOfAnHttp2StreamSurvivesDetach) {
+    Parsed p("GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+    p.head.version_major = 2;  // as engine/http2/ fills it for a stream
+    p.head.version_minor = 0;
+    rivet::Request req(p.head, "", p.params);
+    EXPECT_EQ(req.version_major(), 2);
+    EXPECT_EQ(req.version_minor(), 0);
+    rivet::Request copy = req.detach();
+    EXPECT_EQ(copy.version_major(), 2);
+    EXPECT_EQ(copy.version_minor(), 0);
 }
 
 TEST(Request, ParamAsConvertsIntegers) {

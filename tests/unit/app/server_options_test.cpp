@@ -1,4 +1,5 @@
-// The public Limits and Timeouts reach the engine field by field, each with its own value.
+// The public Limits and Timeouts reach the engine field by field, each with its own value; the
+// HTTP/2 switch reaches it too.
 #include "app/server_options.hpp"
 
 #include <gtest/gtest.h>
@@ -47,6 +48,14 @@ TEST(ServerOptions, EveryTimeoutReachesTheEngine) {
     EXPECT_EQ(e.drain_ms, 6u);
     EXPECT_EQ(e.drain_grace_ms, 7u);
     EXPECT_EQ(e.handshake_ms, 8u);
+}
+
+TEST(ServerOptions, Http2IsOnByDefaultAndCanBeTurnedOff) {
+    rivet::RunOptions o;
+    EXPECT_TRUE(o.http2);
+    EXPECT_TRUE(rivet::app::server_config(o).http2.enabled);
+    o.http2 = false;
+    EXPECT_FALSE(rivet::app::server_config(o).http2.enabled);
 }
 
 namespace {

@@ -25,7 +25,7 @@ TEST(TlsOptions, ConvertedFieldByField) {
     o.allow_expired = true;
     o.ticket_key_lifetime_s = 0;
     o.session_cache_size = 7;
-    rivet::tls::Settings s = tls_settings(o);
+    rivet::tls::Settings s = tls_settings(o, false);
     ASSERT_EQ(s.certificates.size(), 2u);
     EXPECT_EQ(s.certificates[0].cert_file, "a.pem");
     EXPECT_EQ(s.certificates[0].key_file, "a.key");
@@ -38,23 +38,29 @@ TEST(TlsOptions, ConvertedFieldByField) {
     EXPECT_EQ(s.alpn, std::vector<std::string>{"http/1.1"});
 
     o.min_version = "1.2";
-    EXPECT_EQ(tls_settings(o).min_version, rivet::tls::Version::Tls12);
+    EXPECT_EQ(tls_settings(o, false).min_version, rivet::tls::Version::Tls12);
+}
+
+TEST(TlsOptions, AlpnOffersH2FirstWithHttp2On) {
+    rivet::TlsOptions o = two_certificates();
+    EXPECT_EQ(tls_settings(o, true).alpn, (std::vector<std::string>{"h2", "http/1.1"}));
+    EXPECT_EQ(tls_settings(o, false).alpn, std::vector<std::string>{"http/1.1"});
 }
 
 TEST(TlsOptions, BadValuesAreRefused) {
     for (const char* v : {"1.1", "1.0", "", "1.3 ", "TLSv1.3", "1"}) {
         rivet::TlsOptions o = two_certificates();
         o.min_version = v;
-        EXPECT_THROW(tls_settings(o), std::invalid_argument) << v;
+        EXPECT_THROW(tls_settings(o, true), std::invalid_argument) << v;
     }
-    EXPECT_THROW(tls_settings(rivet::TlsOptions{}), std::invalid_argument);  // no certificate
+    EXPECT_THROW(tls_settings(rivet::TlsOptions{}, true), std::invalid_argument);  // no certificate
     rivet::TlsOptions no_key = two_certificates();
     no_key.certificates[1].key_file.clear();
-    EXPECT_THROW(tls_settings(no_key), std::invalid_argument);
+    EXPECT_THROW(tls_settings(no_key, true), std::invalid_argument);
     rivet::TlsOptions no_cert = two_certificates();
     no_cert.certificates[0].cert_file.clear();
     try {
-        tls_settings(no_cert);
+        tls_settings(no_cert, true);
         ADD_FAILURE() << "no throw";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("a.key"), std::string::npos) << e.what();

@@ -257,3 +257,24 @@ TEST(Config, PidFileAndUpgradeTimeout) {
                   rivet::server::CommandLine::Action::Error)
             << bad[1];
 }
+
+TEST(Config, Http2IsOnUnlessTheFileOrTheFlagSaysNo) {
+    Config c = default_config();
+    EXPECT_TRUE(c.run.http2);
+    EXPECT_EQ(rivet::server::effective_config(c)["server"]["http2"], true);
+    EXPECT_TRUE(apply_config_text(R"({"server": {"http2": false}})", "t", c).empty());
+    EXPECT_FALSE(c.run.http2);
+    EXPECT_EQ(rivet::server::effective_config(c)["server"]["http2"], false);
+    auto problems = apply_config_text(R"({"server": {"http2": "no"}})", "t", c);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("server.http2"), std::string::npos) << problems[0];
+
+    using rivet::server::parse_command_line;
+    EXPECT_TRUE(parse_command_line({}).run.http2);
+    auto off = parse_command_line({"--no-http2"});
+    ASSERT_EQ(off.action, rivet::server::CommandLine::Action::Serve) << off.error;
+    EXPECT_FALSE(off.run.http2);
+    EXPECT_EQ(parse_command_line({"--no-http2=yes"}).action,
+              rivet::server::CommandLine::Action::Error);
+    EXPECT_NE(rivet::server::usage().find("--no-http2"), std::string::npos);
+}
