@@ -28,7 +28,8 @@ def _by(runs: list[dict]) -> dict:
     return out
 
 
-def _against(sc: str, med: dict, spread: dict, lower_is: str, goal: float | None) -> list[str]:
+def _against(sc: str, med: dict, spread: dict, lower_is: str, goal: float | None,
+             fmt: str = ".2f") -> list[str]:
     """The rivet ÷ best peer row, and rivet ÷ rivet (base) where both are there."""
     rows = []
     peers = {k: med[k] for k in PEERS if med.get(k) is not None}
@@ -44,7 +45,7 @@ def _against(sc: str, med: dict, spread: dict, lower_is: str, goal: float | None
     if med.get("rivet") and med.get("rivet_base"):  # a ratio needs both non-zero
         a, b = spread["rivet"], spread["rivet_base"]
         rows.append(f"| {sc} | rivet ÷ rivet (base) | | {lower_is} {stats.ratio(med['rivet'], med['rivet_base']):.3f} "
-                    f"(rivet {a['min']:.2f}–{a['max']:.2f}, base {b['min']:.2f}–{b['max']:.2f}) | | |")
+                    f"(rivet {a['min']:{fmt}}–{a['max']:{fmt}}, base {b['min']:{fmt}}–{b['max']:{fmt}}) | | |")
     return rows
 
 
@@ -85,7 +86,7 @@ def report(runs: list[dict], command: str, versions: dict) -> str:
                 med[name], spread[name] = (rss["median"] if rss else None), rss
                 lines.append(f"| {sc} | {name} | {rs[0]['connections']:,} | {_spread(rss, ',.0f')} "
                              f"| {_spread(pss, ',.0f')} | {', '.join(rs[0]['versions'])} |")
-            lines += [row.replace("CPU/req", "bytes") for row in _against(sc, med, spread, "RSS", None)]
+            lines += [row.replace("CPU/req", "bytes") for row in _against(sc, med, spread, "RSS", None, ",.0f")]
     noise = stats.median_runs([r for r in runs if "error" not in r and "noise_cores" in r], "noise_cores")
     if noise:
         lines += ["", f"Machine noise (other processes on the two bench cores, in cores): median "
