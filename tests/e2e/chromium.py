@@ -40,6 +40,7 @@ class DevToolsPage:
                 headless_command(profile, "--remote-debugging-port=0", *extra, "about:blank"),
                 stdout=subprocess.DEVNULL, stderr=err)
         self.next_id = 0
+        self.events: list[dict] = []  # DevTools events (of the domains enabled) in arrival order
         self.socket = None
         self.exit_stack = ExitStack()  # the DevTools socket
         try:
@@ -68,13 +69,15 @@ class DevToolsPage:
         raise RuntimeError(f"chromium did not open its DevTools port within {timeout:.0f} s")
 
     def command(self, method: str, timeout: float = 30.0, **params):
-        """Sends one command and returns its result (events that come meanwhile are dropped)."""
+        """Sends one command and returns its result (events that come meanwhile go to events)."""
         self.next_id += 1
         self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
         deadline = time.monotonic() + timeout * SLOW
         while True:
             reply = json.loads(self.socket.recv(timeout=max(0.0, deadline - time.monotonic())))
-            if reply.get("id") == self.next_id:
+            if "method" in reply and "id" not in reply:
+                self.events.append(reply)
+            elif reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply["result"]

@@ -20,6 +20,21 @@ constexpr size_t kWritePerTurn = 1024 * 1024;
 constexpr int kReadsPerTurn = 8;
 // How often a connection with streams in flight looks at their clocks.
 constexpr uint64_t kStreamCheckMs = 1000;
+constexpr uint32_t kNoStreamLimit = 0xffffffff;
+
+// The session's first frame is its SETTINGS: its MAX_CONCURRENT_STREAMS entry says `limit`.
+void announce_stream_limit(std::string& frames, uint32_t limit) {
+    constexpr size_t kHead = 9, kEntry = 6;
+    if (frames.size() < kHead || uint8_t(frames[3]) != NGHTTP2_SETTINGS) return;
+    const size_t length =
+        (size_t(uint8_t(frames[0])) << 16) | (size_t(uint8_t(frames[1])) << 8) | uint8_t(frames[2]);
+    for (size_t at = kHead; at + kEntry <= kHead + length && at + kEntry <= frames.size();
+         at += kEntry) {
+        const unsigned id = (unsigned(uint8_t(frames[at])) << 8) | uint8_t(frames[at + 1]);
+        if (id != NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS) continue;
+        for (int i = 0; i < 4; ++i) frames[at + 2 + size_t(i)] = char(limit >> (24 - 8 * i));
+    }
+}
 
 }  // namespace
 
@@ -34,7 +49,11 @@ void Http2Session::start(std::string_view input) {
     ng_ = make_nghttp2_server(*this);
     const auto& h2 = owner_.config().http2;
     const nghttp2_settings_entry settings[] = {
-        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, h2.max_concurrent_streams},
+        // nghttp2 (1.52) ends the whole connection when a client exceeds a limit it has
+        // acknowledged; RFC 9113 §5.1.2 makes that a stream error, REFUSED_STREAM lets clients
+        // retry it. So rivet enforces the limit (open_stream) and nghttp2 is told there is none;
+        // the frame the client reads carries rivet's limit (announce_stream_limit).
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, kNoStreamLimit},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, h2.stream_window},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, uint32_t(owner_.config().limits.max_header_bytes)},
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
@@ -83,11 +102,17 @@ void Http2Session::feed(const char* data, size_t len) {
     feeding_ = false;
     if (rv >= 0) return;
     // A connection error nghttp2 could not answer itself (a bad preface; a flood it caught):
-    // it has a GOAWAY to send, or sends one now.
-    const uint32_t code =
-        rv == NGHTTP2_ERR_FLOODED ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_PROTOCOL_ERROR;
-    if (rv == NGHTTP2_ERR_FLOODED)
+    // it has a GOAWAY to send, or sends one now. Debian's fix of CVE-2024-28182 ends a header
+    // block after 8 CONTINUATION frames before on_begin_frame sees the 9th: that flood is ours
+    // to answer and count like the one on_begin_frame catches.
+    uint32_t code = NGHTTP2_PROTOCOL_ERROR;
+    if (rv == NGHTTP2_ERR_FLOODED) {
+        code = NGHTTP2_ENHANCE_YOUR_CALM;
         LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Settings)]);
+    } else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+        code = NGHTTP2_ENHANCE_YOUR_CALM;
+        LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Continuation)]);
+    }
     nghttp2_session_terminate_session(ng_, code);
     phase_ = Phase::Closing;
 }
@@ -100,6 +125,11 @@ void Http2Session::after_input() {
         if (Http2Stream* s = stream(ready_[i])) s->run_ready();
     ready_.clear();
     reap();
+}
+
+ResponseFields& Http2Session::response_fields() {
+    thread_local ResponseFields fields;
+    return fields;
 }
 
 void Http2Session::count_request() {
@@ -156,6 +186,10 @@ void Http2Session::flush() {
             gather.append(reinterpret_cast<const char*>(frames), size_t(n));
         }
         if (gather.empty()) break;
+        if (!settings_sent_) {
+            settings_sent_ = true;
+            announce_stream_limit(gather, owner_.config().http2.max_concurrent_streams);
+        }
         ssize_t n = transport.write(gather);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
             gather.clear();
@@ -378,15 +412,22 @@ bool Http2Session::unknown_stream(int32_t id) const {
     return true;
 }
 
-Http2Stream& Http2Session::open_stream(int32_t id) {
+Http2Stream* Http2Session::open_stream(int32_t id) {
     highest_request_ = std::max(highest_request_, id);
+    if (streams_.size() >= owner_.config().http2.max_concurrent_streams) {
+        // Over the limit announced: refused, so the client may retry it; its header block is
+        // still decoded by nghttp2 (HPACK's state), and dropped.
+        nghttp2_submit_rst_stream(ng_, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
+        recently_closed_[closed_count_++ % std::size(recently_closed_)] = id;
+        return nullptr;
+    }
     auto s = Http2Stream::make(*this, id);
     s->index = streams_.size();
     s->progress_ms = owner_.loop().now_ms();
     streams_.push_back(std::move(s));
     ids_.push_back(id);
     LoopStats::bump(owner_.stats().http2_streams);
-    return *streams_.back();
+    return streams_.back().get();
 }
 
 // nghttp2 is done with the stream (inside its callbacks): it leaves the list now and is told,

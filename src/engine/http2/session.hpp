@@ -60,7 +60,8 @@ public:
     Connection& connection() { return conn_; }
     IoThread& owner() { return owner_; }
     nghttp2_session* ng() { return ng_; }
-    ResponseFields& response_fields() { return fields_; }
+    // The loop thread's: a field list lives only until nghttp2 has copied it.
+    static ResponseFields& response_fields();
     void count_request();
     // A graceful GOAWAY: the streams begun so far finish, then the connection closes (the lame
     // duck, the drain, an answer that ends its connection).
@@ -70,7 +71,7 @@ public:
 
     // --- for the frame callbacks (session_frames.cpp) ---
     Http2Stream* stream(int32_t id) const;
-    Http2Stream& open_stream(int32_t id);
+    Http2Stream* open_stream(int32_t id);  // null: refused (over the stream limit)
     // A client's stream id below the highest it opened, never opened itself (RFC 9113 §5.1.1:
     // ids only grow) and not one of the streams closed lately (their late frames are nghttp2's
     // to answer).
@@ -118,7 +119,6 @@ private:
     std::vector<int32_t> ready_;                         // completed by the last input
     std::string out_;  // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
-    ResponseFields fields_;
     Window windows_[kHttp2AbuseKinds] = {};
     uint64_t last_active_ms_ = 0;
     uint32_t served_ = 0;
@@ -129,6 +129,7 @@ private:
     bool flushing_ = false;  // inside flush(): a stream's answer is sent by the same loop
     bool flushing_inside_nghttp2_ = false;  // inside nghttp2_session_mem_send
     bool budget_wait_ = false;              // some stream waits for the body budget
+    bool settings_sent_ = false;            // the first SETTINGS frame has left
 };
 
 }  // namespace rivet::engine

@@ -50,7 +50,7 @@ int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data
 int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     Http2Session& s = session_of(user_data);
-    s.block_stream = &s.open_stream(frame->hd.stream_id);
+    s.block_stream = s.open_stream(frame->hd.stream_id);
     return 0;
 }
 

@@ -3,6 +3,9 @@
 //	tlsclient -url https://localhost:PORT/hello -ca ca.pem -max 1.3 -n 2
 //	    n requests, each on a new connection (keep-alive off), sharing one ClientSessionCache;
 //	    prints one JSON line per request: {"i", "status", "version", "resumed", "body"}.
+//	tlsclient -url ... -ca ... -h2 -n 3
+//	    the same over HTTP/2 (ALPN h2 offered first, net/http's own HTTP/2 transport), keep-alive
+//	    on: the requests share one connection; each line also has "proto" (HTTP/2.0).
 //	tlsclient -url ... -ca ... -load 5s -conc 8 [-resume=false]
 //	    closed-loop load for the duration: every request on a new connection (a handshake
 //	    each), resumed through the shared cache unless -resume=false; prints one JSON line
@@ -31,6 +34,7 @@ func main() {
 	load := flag.Duration("load", 0, "run a closed-loop load this long instead")
 	conc := flag.Int("conc", 8, "concurrent clients of the load")
 	resume := flag.Bool("resume", true, "offer session resumption (a shared session cache)")
+	h2 := flag.Bool("h2", false, "offer h2 by ALPN and speak HTTP/2 when the server chooses it")
 	flag.Parse()
 
 	pem, err := os.ReadFile(*caFile)
@@ -56,6 +60,10 @@ func main() {
 			ForceAttemptHTTP2: false, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}},
 		Timeout: 20 * time.Second,
 	}
+	if *h2 {
+		cfg.NextProtos = []string{"h2", "http/1.1"}
+		client.Transport = &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
+	}
 	if *load > 0 {
 		runLoad(client, *url, *load, *conc)
 		return
@@ -69,7 +77,7 @@ func main() {
 		check(err)
 		check(out.Encode(map[string]any{"i": i, "status": resp.StatusCode,
 			"version": tls.VersionName(resp.TLS.Version), "resumed": resp.TLS.DidResume,
-			"alpn": resp.TLS.NegotiatedProtocol, "body": string(body)}))
+			"alpn": resp.TLS.NegotiatedProtocol, "proto": resp.Proto, "body": string(body)}))
 	}
 }
 
