@@ -16,6 +16,12 @@
 #                                (~10 min with --reps 3 --duration 3); with --smoke: every
 #                                scenario once over 200 connections (~1 min), peers not built
 #                                skipped with the reason
+#   bash bench/run.sh --http2    HTTP/2, per core (bench/h2_bench.py): rivet against nginx and h2o
+#                                with h2load: /hello over TLS with 100 connections × 10 streams
+#                                and × 1, a 1 KiB and a 100 KiB file, h2c /hello, bytes per idle
+#                                h2 connection (TLS and h2c); prints a table (~4 min with the
+#                                default 2 runs of 3 s); with --smoke: every scenario once with
+#                                2,000 requests or 100 idle connections (~10 s)
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
 #                                and produced a row; figures not asserted; docs untouched.
 #                                Uses oha only if bench/tools.sh already built it.
@@ -52,6 +58,7 @@ for a in "$@"; do
     --models) script=bench/models.py ;;
     --tls) script=bench/tls_bench.py; tools_args=(--no-build) ;;
     --websocket) script=bench/ws_bench.py; tools_args=(--no-build) ;;
+    --http2) script=bench/h2_bench.py; tools_args=(--no-build) ;;
     --smoke) tools_args=(--no-build) ;;
     --engine) engine=1; tools_args=(--no-build) ;;
   esac
