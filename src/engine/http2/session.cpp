@@ -20,7 +20,10 @@ constexpr size_t kWritePerTurn = 1024 * 1024;
 constexpr int kReadsPerTurn = 8;
 // How often a connection with streams in flight looks at their clocks.
 constexpr uint64_t kStreamCheckMs = 1000;
-constexpr uint32_t kNoStreamLimit = 0xffffffff;
+// nghttp2's own limit on streams open at once, past rivet's (see start()).
+uint32_t nghttp2_stream_limit(uint32_t ours) {
+    return ours * 2 + 16;
+}
 
 // The session's first frame is its SETTINGS: its MAX_CONCURRENT_STREAMS entry says `limit`.
 void announce_stream_limit(std::string& frames, uint32_t limit) {
@@ -51,9 +54,12 @@ void Http2Session::start(std::string_view input) {
     const nghttp2_settings_entry settings[] = {
         // nghttp2 (1.52) ends the whole connection when a client exceeds a limit it has
         // acknowledged; RFC 9113 §5.1.2 makes that a stream error, REFUSED_STREAM lets clients
-        // retry it. So rivet enforces the limit (open_stream) and nghttp2 is told there is none;
-        // the frame the client reads carries rivet's limit (announce_stream_limit).
-        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, kNoStreamLimit},
+        // retry it. So rivet enforces the limit (open_stream), and nghttp2 is given a higher
+        // one: only a client that opens far more at once than it was told (twice the limit,
+        // in one read) meets nghttp2's connection error. It stays finite because nghttp2 keeps
+        // that many closed streams for the priority tree. The frame the client reads carries
+        // rivet's limit (announce_stream_limit).
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, nghttp2_stream_limit(h2.max_concurrent_streams)},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, h2.stream_window},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, uint32_t(owner_.config().limits.max_header_bytes)},
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},

@@ -40,6 +40,7 @@ void Http2Stream::reuse(Http2Session& session, int32_t id) {
     input_ = Input::Headers;
     output_ = Output::Owed;
     body_follows_ = planned_ = over_limit_ = dispatched_ = refused_ = head_only_ = false;
+    ended_in_wait_ = false;
     producer_waiting_ = producer_done_ = producer_said_wait_ = false;
     request_.clear();
     head_ = {};
@@ -97,6 +98,12 @@ void Http2Stream::data(const uint8_t* bytes, size_t len) {
 }
 
 void Http2Stream::end_of_input() {
+    // A body that came whole within the window still has its budget to reserve before the
+    // handler sees it (admit_body).
+    if (input_ == Input::BodyWait) {
+        ended_in_wait_ = true;
+        return;
+    }
     input_ = Input::Complete;
 }
 
@@ -179,8 +186,9 @@ bool Http2Stream::admit_body() {
     if (input_ != Input::BodyWait) return true;
     if (!session_->owner().budget().try_take(wanted_)) return false;
     reserved_ = wanted_;
-    input_ = Input::Body;
+    input_ = ended_in_wait_ ? Input::Complete : Input::Body;
     consume(unconsumed_);
+    if (input_ == Input::Complete) session_->mark_ready(*this);
     return true;
 }
 

@@ -66,7 +66,7 @@ public:
         input_ = body_follows ? Input::Body : Input::Complete;
     }
     void data(const uint8_t* bytes, size_t len);
-    void end_of_input();  // END_STREAM
+    void end_of_input();  // END_STREAM (a BodyWait body stays waiting for its budget)
     // Dispatches what became ready during the last input (run outside nghttp2's callbacks).
     void run_ready();
     bool admit_body();      // BodyWait: the budget may have room; false: still waiting
@@ -113,11 +113,12 @@ private:
     Input input_ = Input::Headers;
     Output output_ = Output::Owed;
     bool body_follows_ = false;
-    bool planned_ = false;     // plan() ran: the head is built, the body's mode is known
-    bool over_limit_ = false;  // the body passed its limit: refused at the next run_ready
-    bool dispatched_ = false;  // serve() ran
-    bool refused_ = false;     // answered by a refusal: further DATA is dropped
-    bool head_only_ = false;   // HEAD: no body in the answer
+    bool ended_in_wait_ = false;  // END_STREAM came while the body waited for the budget
+    bool planned_ = false;        // plan() ran: the head is built, the body's mode is known
+    bool over_limit_ = false;     // the body passed its limit: refused at the next run_ready
+    bool dispatched_ = false;     // serve() ran
+    bool refused_ = false;        // answered by a refusal: further DATA is dropped
+    bool head_only_ = false;      // HEAD: no body in the answer
     bool producer_waiting_ = false;
 
     http::http2::RequestHeadBuilder request_;

@@ -301,5 +301,40 @@ TEST(EngineHttp2Body, ABufferedBodyPastTheBudgetWaitsUnconsumedThenIsAdmitted) {
     EXPECT_EQ(h.io().stats().bodies_waiting.load(), 0u);
 }
 
+TEST(EngineHttp2Body, ABodyThatArrivesWholeWithinTheWindowStillWaitsForTheBudget) {
+    // Smaller than the window: all of it (and END_STREAM) can arrive while it waits, and it is
+    // still not served before its budget is reserved.
+    constexpr size_t kBody = 900;
+    ServerConfig config;
+    config.limits.max_buffered_bodies = 1000;
+    EngineHarness h(config, [](Exchange& ex) {
+        ex.respond_simple(200, std::to_string(ex.body().size()) + "\n");
+    });
+    auto first_socket = h.connect();
+    auto second_socket = h.connect();
+    H2Client first(*first_socket), second(*second_socket);
+    ASSERT_TRUE(first.sync());
+    ASSERT_TRUE(second.sync());
+    const std::string body_a(kBody, 'a'), body_b(kBody, 'b');
+    const H2Fields length{{"content-length", std::to_string(kBody)}};
+    const int32_t a = first.request("POST", "/a", length, &body_a, true);
+    ASSERT_TRUE(first.sync());
+    const int32_t b = second.request("POST", "/b", length, &body_b, true);
+    ASSERT_TRUE(second.sync());
+    ASSERT_TRUE(h.sync());
+    EXPECT_EQ(h.io().budget().held(), kBody);
+    second.release(b);
+    ASSERT_TRUE(second.run_until([&] { return second.stream(b).uploaded == kBody; }));
+    ASSERT_TRUE(second.sync());
+    ASSERT_TRUE(h.sync());
+    EXPECT_FALSE(h.app().wait_served(1, 0ms)) << "served past the budget";
+    EXPECT_EQ(h.io().budget().held(), kBody);
+    first.release(a);
+    ASSERT_TRUE(first.finish(a));
+    ASSERT_TRUE(second.finish(b));
+    EXPECT_EQ(second.stream(b).body, std::to_string(kBody) + "\n");
+    EXPECT_EQ(h.io().budget().held(), 0u);
+}
+
 }  // namespace
 }  // namespace rivet::engine::testing
