@@ -19,7 +19,7 @@
 #   bash bench/run.sh --http2    HTTP/2, per core (bench/h2_bench.py): rivet against nginx and h2o
 #                                with h2load: /hello over TLS with 100 connections × 10 streams
 #                                and × 1, a 1 KiB and a 100 KiB file, h2c /hello, bytes per idle
-#                                h2 connection (TLS and h2c); prints a table (~4 min with the
+#                                h2 connection (TLS and h2c); prints a table (~6 min with the
 #                                default 2 runs of 3 s); with --smoke: every scenario once with
 #                                2,000 requests or 100 idle connections (~10 s)
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
