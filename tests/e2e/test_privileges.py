@@ -126,15 +126,20 @@ def ids(pid):
     return fields
 
 
+def wait_for_drop(srv, user: str) -> None:
+    """The drop comes after the listening line (App::run's on_started, with the loops running):
+    its log line says it is done."""
+    deadline = time.monotonic() + 10 * SLOW
+    while f"running as user {user}" not in srv.stderr():
+        assert time.monotonic() < deadline, f"no drop to {user}: {srv.stderr()[-2000:]}"
+        time.sleep(0.02)
+
+
 @as_root
 def test_user_nobody_serves_as_nobody(rivet):
     nobody = pwd.getpwnam("nobody")
     srv = rivet(("--threads", "2", "--workers", "2", "--user", "nobody"))
-    # The drop comes after the listening line (App::run's on_started, with the loops running):
-    # its log line says it is done.
-    deadline = time.monotonic() + 10 * SLOW
-    while "running as user nobody" not in srv.stderr() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for_drop(srv, "nobody")
     r = srv.get("/hello")
     assert r.status == 200, r
     assert ids(srv.proc.pid) == {"Uid": [nobody.pw_uid] * 4, "Gid": [nobody.pw_gid] * 4}
@@ -151,6 +156,7 @@ def test_user_from_the_configuration_file(rivet, tmp_path):
     cfg = tmp_path / "rivet.json"
     cfg.write_text('{"server": {"user": "nobody"}}')
     srv = rivet(("--threads", "1", "--workers", "1", "--config", str(cfg)))
+    wait_for_drop(srv, "nobody")  # serving starts before the drop: the ids change after
     assert srv.get("/hello").status == 200
     assert ids(srv.proc.pid)["Uid"] == [nobody.pw_uid] * 4
 
