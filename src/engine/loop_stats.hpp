@@ -69,11 +69,21 @@ inline size_t http2_error_kind(uint32_t code) {
     return code <= 0xd ? code : 14;
 }
 inline std::string_view http2_error_label(size_t kind) {
-    constexpr std::string_view labels[kHttp2ErrorKinds] = {
-        "NO_ERROR",           "PROTOCOL_ERROR",     "INTERNAL_ERROR",      "FLOW_CONTROL_ERROR",
-        "SETTINGS_TIMEOUT",   "STREAM_CLOSED",      "FRAME_SIZE_ERROR",    "REFUSED_STREAM",
-        "CANCEL",             "COMPRESSION_ERROR",  "CONNECT_ERROR",       "ENHANCE_YOUR_CALM",
-        "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED", "other"};
+    constexpr std::string_view labels[kHttp2ErrorKinds] = {"NO_ERROR",
+                                                           "PROTOCOL_ERROR",
+                                                           "INTERNAL_ERROR",
+                                                           "FLOW_CONTROL_ERROR",
+                                                           "SETTINGS_TIMEOUT",
+                                                           "STREAM_CLOSED",
+                                                           "FRAME_SIZE_ERROR",
+                                                           "REFUSED_STREAM",
+                                                           "CANCEL",
+                                                           "COMPRESSION_ERROR",
+                                                           "CONNECT_ERROR",
+                                                           "ENHANCE_YOUR_CALM",
+                                                           "INADEQUATE_SECURITY",
+                                                           "HTTP_1_1_REQUIRED",
+                                                           "other"};
     return labels[kind];
 }
 // Why a connection was told to calm down (GOAWAY ENHANCE_YOUR_CALM).

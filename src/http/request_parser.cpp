@@ -69,7 +69,6 @@ bool each_element(std::string_view list, F&& f) {
     }
 }
 
-
 bool valid_host(std::string_view h) {
     return std::all_of(h.begin(), h.end(), [](char c) { return is(c, kHost); });
 }

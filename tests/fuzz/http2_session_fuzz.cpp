@@ -5,8 +5,8 @@
 // The first input byte picks: bit 0, the preface goes first (the rest is frames; else the bytes
 // go as they are, and reach HTTP/2 only if they start with it); bit 1, the input is written in
 // two pieces, the loop done with the first before the second (the second input byte says where,
-// and is not sent). The answers exercise the session's paths: bytes at once, deferred (completed from a
-// task), a streamed request body pulled to its end, a producer's pieces, trailers.
+// and is not sent). The answers exercise the session's paths: bytes at once, deferred (completed
+// from a task), a streamed request body pulled to its end, a producer's pieces, trailers.
 //
 // Per input: write everything (reading what comes back meanwhile), shut our side, and read to
 // EOF: every session must close a connection whose client has gone. Beyond the sanitizers'
