@@ -83,6 +83,7 @@ private:
 
 class SleepAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit SleepAwaiter(int64_t ms) : ms_(ms) {}
     SleepAwaiter(SleepAwaiter&& o) noexcept
         : ms_(o.ms_), loop_(std::exchange(o.loop_, nullptr)), id_(o.id_) {}
@@ -107,6 +108,7 @@ private:
 
 class ReadyAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     // `interest`: net-level bits, 1 readable, 2 writable (hang-ups are always reported, as 4).
     ReadyAwaiter(int fd, uint32_t interest) : fd_(fd), interest_(interest) {}
     ReadyAwaiter(ReadyAwaiter&& o) noexcept
@@ -139,6 +141,7 @@ private:
 template <class R, class F>
 class WorkAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit WorkAwaiter(F fn) : fn_(std::move(fn)) {}
     WorkAwaiter(WorkAwaiter&&) = default;
     ~WorkAwaiter() {
@@ -203,6 +206,7 @@ constexpr bool any(Interest i) {
 // Wrapped in with_timeout (rivet/when.hpp) it gets a deadline.
 class ReadyWait {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     ReadyWait(int fd, Interest interest) : awaiter_(fd, uint32_t(interest) & 3u) {}
     bool await_ready() const noexcept { return false; }
     template <class P>

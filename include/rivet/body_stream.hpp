@@ -47,6 +47,7 @@ uint64_t body_received(const BodyStreamState& state);
 
 class BodyPieceAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit BodyPieceAwaiter(std::shared_ptr<BodyStreamState> state)
         : state_(std::move(state)), slot_(std::make_shared<PieceSlot>()) {}
     BodyPieceAwaiter(BodyPieceAwaiter&&) = default;

@@ -113,6 +113,7 @@ namespace detail {
 template <class T, class Start>
 class CompletionAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit CompletionAwaiter(Start start) : start_(std::move(start)) {}
     CompletionAwaiter(CompletionAwaiter&& o) noexcept
         : start_(std::move(o.start_)), s_(std::move(o.s_)) {}

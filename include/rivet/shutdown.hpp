@@ -39,6 +39,7 @@ bool shutdown_fired(const ShutdownState& state);
 
 class ShutdownAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit ShutdownAwaiter(std::shared_ptr<ShutdownState> state) : state_(std::move(state)) {}
     ShutdownAwaiter(ShutdownAwaiter&& o) noexcept
         : state_(std::move(o.state_)), wait_(std::move(o.wait_)) {}

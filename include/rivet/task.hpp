@@ -55,8 +55,31 @@ protected:
 void* allocate_frame(std::size_t size);
 void free_frame(void* frame, std::size_t size) noexcept;
 
+// An awaitable a rivet coroutine may co_await: one whose destructor withdraws its pending
+// resumption, so that destroying the frame at that suspension (a cancelled handler, a when_any
+// loser, a timeout) can never be followed by a resume of freed memory. rivet's own awaitables say
+// so with `static constexpr bool rivet_cancel_safe = true;`. A hand-written awaiter that keeps a
+// coroutine_handle for a callback to resume is exactly what is unsafe: wrap the operation in
+// rivet::until_complete (rivet/completion.hpp) instead, or, if its destructor does withdraw the
+// resumption, declare it cancel-safe as above.
+template <class A>
+concept CancelSafeAwaitable = requires {
+    requires std::remove_cvref_t<A>::rivet_cancel_safe;
+};
+
 class PromiseBase {
 public:
+    // Every co_await in a rivet::Task goes through here: see CancelSafeAwaitable.
+    template <class A>
+    A&& await_transform(A&& awaitable) noexcept {
+        static_assert(CancelSafeAwaitable<A>,
+                      "rivet: this awaitable is not known to be cancel-safe: wrap the operation in "
+                      "rivet::until_complete (rivet/completion.hpp), or give the awaiter "
+                      "`static constexpr bool rivet_cancel_safe = true;` if its destructor "
+                      "withdraws the pending resumption");
+        return std::forward<A>(awaitable);
+    }
+
     static void* operator new(std::size_t size) { return allocate_frame(size); }
     static void operator delete(void* frame, std::size_t size) noexcept { free_frame(frame, size); }
 
@@ -134,6 +157,7 @@ class [[nodiscard]] Task {
 public:
     using promise_type = detail::Promise<T>;
     using Handle = std::coroutine_handle<promise_type>;
+    static constexpr bool rivet_cancel_safe = true;  // its frame goes with the awaiter's
 
     Task() = default;
     explicit Task(Handle h) noexcept : h_(h) {}

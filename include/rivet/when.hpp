@@ -59,6 +59,7 @@ public:
     }
     std::coroutine_handle<> on_done() override;
     void on_work_ended_after_cancel() override { destroy(); }
+    void move_to(Group& group) { group_ = &group; }
 
     // `parent`: the awaiting coroutine's root, known only once it awaits.
     void start(RootState* parent) {
@@ -95,8 +96,12 @@ public:
     enum class Until : uint8_t { All, First };
 
     explicit Group(Until until) : until_(until) {}
-    Group(const Group&) = delete;
-    Group& operator=(const Group&) = delete;
+    // Before start() only (the compiler may move an awaiter into the frame): the branches learn
+    // their new group.
+    Group(Group&& o) noexcept : branches_(std::move(o.branches_)), until_(o.until_) {
+        for (Branch* b : branches_) b->move_to(*this);
+    }
+    Group& operator=(Group&&) = delete;
     ~Group() {
         for (Branch*& b : branches_)
             if (b) std::exchange(b, nullptr)->cancel();
@@ -172,6 +177,7 @@ inline std::coroutine_handle<> Branch::on_done() {
 template <class... T>
 class WhenAllAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit WhenAllAwaiter(Task<T>&&... tasks) { (group_.add(std::move(tasks)), ...); }
     bool await_ready() const noexcept { return sizeof...(T) == 0; }
     template <class P>
@@ -194,6 +200,7 @@ private:
 template <class T>
 class WhenAllOfAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit WhenAllOfAwaiter(std::vector<Task<T>> tasks) {
         for (auto& t : tasks) group_.add(std::move(t));
     }
@@ -218,6 +225,7 @@ private:
 template <class... T>
 class WhenAnyAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit WhenAnyAwaiter(Task<T>&&... tasks) { (group_.add(std::move(tasks)), ...); }
     bool await_ready() const noexcept { return false; }
     template <class P>
@@ -241,6 +249,7 @@ private:
 template <class T>
 class WhenAnyOfAwaiter {
 public:
+    static constexpr bool rivet_cancel_safe = true;
     explicit WhenAnyOfAwaiter(std::vector<Task<T>> tasks) {
         if (tasks.empty()) throw std::invalid_argument("rivet::when_any of no task");
         for (auto& t : tasks) group_.add(std::move(t));
