@@ -7,11 +7,13 @@
 #include <rivet/compression.hpp>
 #include <rivet/context.hpp>
 #include <rivet/coro.hpp>
+#include <rivet/cors.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>
+#include <rivet/request_id.hpp>
 #include <rivet/response.hpp>
 #include <rivet/shutdown.hpp>
 #include <rivet/stream.hpp>
