@@ -62,8 +62,8 @@ struct RunOptions {
     unsigned workers = 0;        // worker pool for offloaded routes; 0 = one per core
     size_t queue = 1024;         // offloaded requests waiting for a worker; past it: 503
     unsigned retry_after_s = 1;  // Retry-After of that 503
-    Limits limits;               // request sizes and connection limits (rivet/limits.hpp)
-    Timeouts timeouts;
+    Limits limits{};             // request sizes and connection limits (rivet/limits.hpp)
+    Timeouts timeouts{};
     // PROXY protocol (v1 and v2, as HAProxy's send-proxy / send-proxy-v2 send it): a connection
     // from a trusted address may begin with a header naming the client, and the access log, the
     // rate limit and Request's client address then see that client. The header is optional
@@ -72,7 +72,7 @@ struct RunOptions {
     // networks ("10.0.0.0/8", "::1"); empty means 127.0.0.0/8 and ::1. A bad entry makes start()
     // throw std::invalid_argument naming it. Both change only at a restart.
     bool proxy_protocol = false;
-    std::vector<std::string> proxy_trusted;
+    std::vector<std::string> proxy_trusted{};
     // HTTP/2 (RFC 9113) beside HTTP/1.1: the TLS listener offers "h2" first in ALPN, and the
     // plain port takes h2c from clients that start with the HTTP/2 preface (prior knowledge; no
     // Upgrade from HTTP/1.1). Handlers, middleware and static files run unchanged on each
@@ -83,30 +83,30 @@ struct RunOptions {
     // value makes start() throw std::invalid_argument, a certificate that does not load
     // std::runtime_error. SIGHUP re-reads the certificate files; TLS cannot be turned on or off
     // then, nor its port moved.
-    TlsOptions tls;
-    bool quiet = false;     // no "listening on" line
-    OperationsOptions ops;  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
+    TlsOptions tls{};
+    bool quiet = false;       // no "listening on" line
+    OperationsOptions ops{};  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
     // configuration file and pass it to reconfigure().
-    std::function<void()> on_reload;
+    std::function<void()> on_reload{};
     // run() calls this once the listening sockets are bound and the loops started, before it
     // waits for signals (e.g. to drop root privileges); if it throws, run() stops the server
     // and rethrows.
-    std::function<void()> on_started;
+    std::function<void()> on_started{};
 
     // Handing over without closing the port (systemd socket activation, an in-place upgrade).
     // Already-bound listening TCP sockets to serve instead of binding host:port; the App owns
     // them (closes them when it stops) and accepts from every one: with fewer than `threads`,
     // the other loops get sockets of their own beside them on the same address.
-    std::vector<int> listen_fds;
+    std::vector<int> listen_fds{};
     // The same for the admin listener; needs ops.admin.admin_port set (its value is then
     // unused: the socket's own port counts).
-    std::vector<int> admin_listen_fds;
+    std::vector<int> admin_listen_fds{};
     // The same for the TLS listener; needs tls.certificates (tls.port is then unused).
-    std::vector<int> tls_listen_fds;
+    std::vector<int> tls_listen_fds{};
     // run() calls this on SIGUSR2, on its own thread (e.g. to start a new binary that inherits
     // listening_fds()); without it, SIGUSR2 is logged and ignored.
-    std::function<void()> on_upgrade;
+    std::function<void()> on_upgrade{};
 };
 
 class App {

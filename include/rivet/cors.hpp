@@ -22,9 +22,9 @@ struct CorsOptions {
     std::vector<std::string> allow_methods = {"GET",   "HEAD",   "POST",   "PUT",
                                               "PATCH", "DELETE", "OPTIONS"};
     // Request fields a preflight may ask for; empty: whatever it asks (echoed back).
-    std::vector<std::string> allow_headers;
+    std::vector<std::string> allow_headers{};
     // Response fields scripts may read beyond the safelisted ones (e.g. "X-Request-Id").
-    std::vector<std::string> expose_headers;
+    std::vector<std::string> expose_headers{};
     // Cookies and Authorization in cross-origin requests. With "*", the origin is echoed
     // instead (browsers refuse "*" with credentials).
     bool allow_credentials = false;

@@ -44,9 +44,9 @@ struct EventStreamOptions {
 // `id` keeps the client's last one). Multi-line data becomes several `data:` lines. Line breaks
 // in `event` and `id` are dropped (they would end the field).
 struct ServerEvent {
-    std::string_view data;
-    std::string_view event;
-    std::string_view id;
+    std::string_view data{};
+    std::string_view event{};
+    std::string_view id{};
     std::chrono::milliseconds retry{0};  // > 0: the client's new reconnection delay
 };
 

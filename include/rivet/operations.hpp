@@ -28,10 +28,10 @@ struct RateLimitOptions {
     bool enabled = false;
     double requests_per_second = 100;  // the bucket's refill rate, per client address
     double burst = 200;                // the bucket's size: requests a rested client may send
-    std::vector<std::string> allow;    // addresses or CIDRs ("10.0.0.0/8") never limited
+    std::vector<std::string> allow{};  // addresses or CIDRs ("10.0.0.0/8") never limited
     // Peers whose X-Forwarded-For names the client (the right-most address that is not itself
     // a trusted proxy). From anyone else the header is ignored.
-    std::vector<std::string> trusted_proxies;
+    std::vector<std::string> trusted_proxies{};
     size_t max_clients = 100'000;  // buckets kept at most: the memory bound under a flood
 };
 
@@ -46,9 +46,9 @@ struct AdminOptions {
 };
 
 struct OperationsOptions {
-    LogOptions log;
-    RateLimitOptions rate_limit;
-    AdminOptions admin;
+    LogOptions log{};
+    RateLimitOptions rate_limit{};
+    AdminOptions admin{};
 };
 
 const char* log_format_name(LogFormat f);

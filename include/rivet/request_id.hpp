@@ -16,7 +16,7 @@
 namespace rivet {
 
 struct RequestId {
-    std::string value;
+    std::string value{};
 };
 
 struct RequestIdOptions {

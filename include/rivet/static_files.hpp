@@ -43,11 +43,11 @@ struct StaticOptions {
     std::string index = "index.html";  // file served for a directory path; "" for none
     bool listing = false;              // directory without index: HTML listing (else 403)
     int64_t max_age = -1;              // Cache-Control: max-age=N; negative: no Cache-Control
-    std::string cache_control;         // the whole Cache-Control value; wins over max_age
+    std::string cache_control{};       // the whole Cache-Control value; wins over max_age
     bool follow_symlinks = false;      // symlinks may lead outside the root
     // {"ext", "type"} overrides and additions to the built-in table ("ext" without the dot,
     // any case; the type is used verbatim, e.g. "text/x-c; charset=utf-8").
-    std::vector<std::pair<std::string, std::string>> mime_types;
+    std::vector<std::pair<std::string, std::string>> mime_types{};
     std::string default_type = "application/octet-stream";
     bool precompressed = true;  // serve file.br / file.gz beside file when accepted
     // Ranges after merging overlapping and adjacent ones; a request asking for more gets the

@@ -18,18 +18,18 @@
 namespace rivet {
 
 struct TlsCertificate {
-    std::string cert_file;  // PEM: the certificate, then its intermediates (the full chain)
-    std::string key_file;   // PEM: its private key
+    std::string cert_file{};  // PEM: the certificate, then its intermediates (the full chain)
+    std::string key_file{};   // PEM: its private key
 };
 
 struct TlsOptions {
     // Empty: no TLS listener. The first is the default (clients without SNI, or naming a host no
     // certificate names); the others are chosen by SNI, by the names their certificates carry.
-    std::vector<TlsCertificate> certificates;
-    std::string host;                 // empty: the plain listener's host
+    std::vector<TlsCertificate> certificates{};
+    std::string host{};               // empty: the plain listener's host
     uint16_t port = 8443;             // 0: any free port (tests); App::tls_port() says which
     std::string min_version = "1.2";  // "1.2" or "1.3"; TLS 1.0 and 1.1 are never served
-    std::string ciphers;              // TLS 1.2's list (OpenSSL syntax); empty: the modern default
+    std::string ciphers{};            // TLS 1.2's list (OpenSSL syntax); empty: the modern default
     bool allow_expired = false;       // else an expired certificate refuses to load
     uint32_t ticket_key_lifetime_s = 3600;  // session ticket keys' rotation; 0: no tickets
     size_t session_cache_size = 20'000;     // server-side session cache entries; 0: none

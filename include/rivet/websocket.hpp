@@ -75,10 +75,10 @@ struct WebSocketOptions {
     std::chrono::milliseconds close_timeout{5'000};
     // Subprotocols the route speaks, in its order of preference: the first one the client
     // offers (Sec-WebSocket-Protocol) is chosen; none in common: no subprotocol.
-    std::vector<std::string> subprotocols;
+    std::vector<std::string> subprotocols{};
     // Browsers' Origin values allowed ("https://example.com"); empty: any. A request with
     // another Origin is answered 403; one without Origin (not a browser) is allowed.
-    std::vector<std::string> allowed_origins;
+    std::vector<std::string> allowed_origins{};
 };
 
 namespace detail {
@@ -162,7 +162,7 @@ struct WebSocketBehavior {
     // Once, last: the client's close code (1005: none in its frame; 1006: no close frame), or
     // ours when we failed the connection (1002, 1007, 1008, 1009...).
     std::function<void(WebSocket&, uint16_t code, std::string_view reason)> on_close;
-    WebSocketOptions options;
+    WebSocketOptions options{};
 };
 
 }  // namespace rivet

@@ -17,3 +17,27 @@ def test_rivet_hpp_reaches_every_core_header(tmp_path):
     reached = {Path(p).name for p in re.findall(r"\S*include/rivet/[\w.]+\.hpp", deps)}
     core = {p.name for p in (INCLUDE / "rivet").glob("*.hpp") if not OPTIONAL.match(p.name)}
     assert core - reached == set()
+
+
+DESIGNATED = """
+#include <rivet/rivet.hpp>
+#include <rivet/static_files.hpp>
+int main() {
+    rivet::App app;
+    rivet::RunOptions nested{.port = 8080, .limits = {.max_connections = 10},
+                             .timeouts = {.idle_ms = 1000}, .tls = {.port = 8443},
+                             .ops = {.log = {}, .rate_limit = {.allow = {"10.0.0.0/8"}}}};
+    (void)nested;
+    app.run({.port = 8080});  // the README's style
+}
+"""
+
+
+def test_options_in_the_readme_style_compile_without_warnings(tmp_path):
+    # -Wextra's -Wmissing-field-initializers fires for every member without a default: users
+    # building with -Werror could not write {.port = 8080} (issue 26 #19).
+    src = tmp_path / "options.cpp"
+    src.write_text(DESIGNATED)
+    got = subprocess.run(["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                          f"-I{INCLUDE}", str(src)], capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
