@@ -232,16 +232,17 @@ public:
     bool await_suspend(std::coroutine_handle<P> h) {
         return group_.start(h, root_of(h));
     }
-    std::variant<Result<T>...> await_resume() {
-        return take(group_.winner(), std::index_sequence_for<T...>{});
-    }
+    std::variant<Result<T>...> await_resume() { return take(group_.winner()); }
 
 private:
-    template <size_t... I>
-    std::variant<Result<T>...> take(size_t winner, std::index_sequence<I...>) {
-        std::variant<Result<T>...> out;
-        ((I == winner ? (void)out.template emplace<I>(group_.template take<T>(I)) : void()), ...);
-        return out;
+    // Made in place: the values need not be default-constructible.
+    template <size_t I = 0>
+    std::variant<Result<T>...> take(size_t winner) {
+        if constexpr (I + 1 < sizeof...(T)) {
+            if (winner != I) return take<I + 1>(winner);
+        }
+        using Ti = std::tuple_element_t<I, std::tuple<T...>>;
+        return std::variant<Result<T>...>(std::in_place_index<I>, group_.template take<Ti>(I));
     }
     Group group_{Group::Until::First};
 };

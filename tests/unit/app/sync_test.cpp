@@ -72,6 +72,9 @@ TEST_F(SyncTest, CancelledWaitersLeaveTheQueueAndPassOnWhatTheyWereGiven) {
         };
         auto waiter = [](Semaphore& s) -> Task<> { auto p = co_await s.acquire(); };
         co_await when_any(waiter(one), releaser(std::move(first)));
+        // A permit (not default-constructible) through with_timeout: the one passed on is there.
+        Semaphore::Permit again = co_await with_timeout(one.acquire(), 10s);
+        again.reset();
         res.text(std::to_string(one.available()) + "/" + std::to_string(one.waiting()));
     });
     start(1);
