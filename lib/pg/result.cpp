@@ -60,7 +60,9 @@ Value Row::operator[](int column) const {
 
 Value Row::operator[](std::string_view name) const {
     // PQfnumber folds unquoted names to lower case as SQL would: quote to match exactly.
-    std::string quoted = "\"" + std::string(name) + "\"";
+    std::string quoted;
+    quoted.reserve(name.size() + 2);
+    quoted.append(1, '"').append(name).append(1, '"');
     int column = PQfnumber(r_, quoted.c_str());
     if (column < 0) throw Error("pg::Row: no column named " + std::string(name));
     return Value(r_, row_, column);
