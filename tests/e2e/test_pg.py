@@ -170,6 +170,15 @@ def test_a_client_that_leaves_cancels_its_query(start_server, cluster):
     assert call(srv, "GET", "/count")[0] == 200
 
 
+def test_with_timeout_around_a_query_cancels_it(start_server, cluster):
+    srv = start_server(max_connections=1, threads=1)
+    status, _, _ = call(srv, "GET", "/sleep-deadline")
+    assert status == 504
+    wait_for(lambda: not sleeping_backends(cluster), 20, "pg_sleep to be cancelled")
+    wait_for(lambda: stats(srv)["idle"] == 1, 20, "the connection to be clean and idle")
+    assert call(srv, "GET", "/count")[0] == 200
+
+
 def test_statement_timeout(start_server):
     srv = start_server(statement_timeout_ms=300)
     status, err, _ = call(srv, "GET", "/sqlstate?sql=select+pg_sleep(5)")
