@@ -289,6 +289,8 @@ def test_postgres_restart_under_load(start_server, cluster):
     assert {s for _, s, _ in seen} <= {200, 503}, sorted({s for _, s, _ in seen})
     assert all(r == "1" for _, s, r in seen if s == 503)
     fill_pool()
+    # New connections prepare the named statement again (not "does not exist": 404, not 500).
+    assert call(srv, "GET", "/notes/0")[0] == 404
     # No descriptor leaked: 4 connections again (the pool's stats say so), and no more
     # descriptors than before, once the clients' sockets are closed.
     wait_for(lambda: fds(pid) <= before, 20, f"at most {before} descriptors (now {fds(pid)})")
