@@ -82,14 +82,22 @@ class Batch {
 public:
     template <class... A>
     Batch& add(std::string sql, A&&... args) {
-        statements_.push_back({std::move(sql), Params::of(std::forward<A>(args)...)});
+        statements_.push_back({std::move(sql), Params::of(std::forward<A>(args)...), false});
+        return *this;
+    }
+    // A statement made with Pool::prepare, by name: parsed and planned once per connection
+    // (prepared inside the same round trip on a connection that has not seen it yet).
+    template <class... A>
+    Batch& add_prepared(std::string name, A&&... args) {
+        statements_.push_back({std::move(name), Params::of(std::forward<A>(args)...), true});
         return *this;
     }
     size_t size() const { return statements_.size(); }
 
     struct Statement {
-        std::string sql;
+        std::string sql;  // or the prepared statement's name
         Params params;
+        bool prepared = false;
     };
     const std::vector<Statement>& statements() const { return statements_; }
 

@@ -4,6 +4,8 @@
 
 #include <poll.h>
 
+#include <algorithm>
+
 #include <rivet/coro.hpp>
 
 namespace rivet::pg::detail {
@@ -114,10 +116,12 @@ Task<> Connection::flush() {
 }
 
 Task<ResultPtr> Connection::next_result() {
+    // What libpq has buffered first: a pipeline's 20 results often arrive in one read, and
+    // consuming before each would cost a recv per result.
     for (;;) {
-        if (PQconsumeInput(c_) == 0) lost("while waiting for a result");
         if (!PQisBusy(c_)) co_return ResultPtr(PQgetResult(c_));
         co_await readable(fd());
+        if (PQconsumeInput(c_) == 0) lost("while waiting for a result");
     }
 }
 
@@ -171,20 +175,45 @@ Task<Result> Connection::exec_prepared(const std::string& name, const std::strin
     co_return co_await collect();
 }
 
-Task<std::vector<Result>> Connection::exec_pipeline(const Batch& batch) {
+Task<std::vector<Result>> Connection::exec_pipeline(
+    const Batch& batch, const std::function<std::string(const std::string&)>& text_of) {
+    // Statements this connection has not prepared: prepared first, in the same round trip.
+    std::vector<std::string> preparing;
+    for (const auto& s : batch.statements())
+        if (s.prepared && !prepared_.count(s.sql) &&
+            std::find(preparing.begin(), preparing.end(), s.sql) == preparing.end())
+            preparing.push_back(s.sql);
+    std::vector<std::string> texts;
+    for (const auto& name : preparing) texts.push_back(text_of(name));  // pg::Error if unknown
     if (PQenterPipelineMode(c_) == 0) throw Error("cannot enter pipeline mode");
     busy_ = true;  // from here a cancelled waiter leaves results to read
+    for (size_t i = 0; i < preparing.size(); ++i)
+        if (!PQsendPrepare(c_, preparing[i].c_str(), texts[i].c_str(), 0, nullptr))
+            lost("while sending a pipeline");
     for (const auto& s : batch.statements()) {
         ParamArrays p(s.params);
-        if (!PQsendQueryParams(c_, s.sql.c_str(), p.count(), nullptr, p.data(), nullptr, nullptr,
-                               0))
-            lost("while sending a pipeline");
+        int sent = s.prepared ? PQsendQueryPrepared(c_, s.sql.c_str(), p.count(), p.data(), nullptr,
+                                                    nullptr, 0)
+                              : PQsendQueryParams(c_, s.sql.c_str(), p.count(), nullptr, p.data(),
+                                                  nullptr, nullptr, 0);
+        if (!sent) lost("while sending a pipeline");
     }
     if (PQpipelineSync(c_) == 0) lost("while sending a pipeline");
     co_await flush();
     std::vector<Result> results;
     results.reserve(batch.size());
     std::exception_ptr error;
+    for (size_t i = 0; i < preparing.size(); ++i) {  // the prepares' results, then the batch's
+        bool failed = false;
+        while (ResultPtr r = co_await next_result()) {
+            ExecStatusType status = PQresultStatus(r.get());
+            if (status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) {
+                failed = true;
+                if (!error) error = error_of(r.get(), c_, retry_after_s_);
+            }
+        }
+        if (!failed) prepared_.insert(preparing[i]);
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
         ResultPtr last;
         while (ResultPtr r = co_await next_result()) {

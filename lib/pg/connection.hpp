@@ -5,6 +5,7 @@
 #include <libpq-fe.h>
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -49,7 +50,9 @@ public:
     // A named statement, prepared on this connection first (from `sql`) if it is not yet.
     Task<Result> exec_prepared(const std::string& name, const std::string& sql,
                                const Params& params);
-    Task<std::vector<Result>> exec_pipeline(const Batch& batch);
+    // `text_of(name)`: the SQL of a prepared statement this connection has not prepared yet.
+    Task<std::vector<Result>> exec_pipeline(
+        const Batch& batch, const std::function<std::string(const std::string&)>& text_of);
     // After an abandoned statement: PQcancel, read what is left, roll back an open
     // transaction. Throws when the connection cannot be made clean (then close it).
     Task<> make_clean();

@@ -59,21 +59,15 @@ void LoopPool::unavailable(std::string why) const {
 
 Task<Semaphore::Permit> LoopPool::wait_for_slot() {
     if (auto slot = slots_.try_acquire()) co_return std::move(*slot);  // the usual case
-    // with_timeout's value must be default-constructible (when.hpp): a Permit is not.
-    auto acquire = [](Semaphore& slots) -> Task<std::optional<Semaphore::Permit>> {
-        co_return co_await slots.acquire();
-    };
-    std::optional<Semaphore::Permit> slot;
     const char* refused = nullptr;
     try {
-        slot = co_await with_timeout(acquire(slots_), options().queue_timeout);
+        co_return co_await with_timeout(slots_.acquire(), options().queue_timeout);
     } catch (const QueueFull&) {
         refused = "every database connection is busy and the queue is full";
     } catch (const TimeoutError&) {
         refused = "no database connection free within queue_timeout";
     }
-    if (refused) unavailable(refused);
-    co_return std::move(*slot);
+    unavailable(refused);
 }
 
 Task<LeasePtr> LoopPool::acquire() {
@@ -199,7 +193,8 @@ Task<Transaction> Pool::transaction() {
 Task<std::vector<Result>> Pool::pipeline(Batch batch) {
     if (batch.size() == 0) co_return std::vector<Result>();
     LeasePtr lease = co_await here().acquire();
-    co_return co_await lease->conn->exec_pipeline(batch);
+    co_return co_await lease->conn->exec_pipeline(
+        batch, [this](const std::string& name) { return shared_->statement(name); });
 }
 
 PoolStats Pool::stats() const {

@@ -220,6 +220,10 @@ def test_pipeline(start_server):
     status, body, _ = call(srv, "GET", "/pipeline-error")
     assert body == {"error": "22012"}, body  # division_by_zero; the statements after: aborted
     assert call(srv, "GET", "/pipeline?n=3")[1]["doubled"] == [0, 2, 4]
+    # Prepared statements in a batch: prepared inside the first round trip, reused after.
+    for n in (20, 20, 5):
+        status, body, _ = call(srv, "GET", f"/pipeline?n={n}&prepared=1")
+        assert status == 200 and body["doubled"] == [2 * i for i in range(n)], body
 
 
 def test_listen_notify(start_server, cluster):

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     options.reconnect_backoff_max = std::chrono::milliseconds(500);
     pg::Pool db(options);  // before the app: it outlives every handler
     db.prepare("note_by_id", "select id, title, body from notes where id = $1");
+    db.prepare("double_it", "select $1::int * 2, pg_backend_pid()");
 
     rivet::App app;
     app.post("/notes", [&](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
@@ -114,8 +115,14 @@ int main(int argc, char** argv) {
     });
     app.get("/pipeline", [&](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
         int n = std::stoi(req.query("n").value_or("10"));
+        bool prepared = req.query("prepared").has_value();
         pg::Batch batch;
-        for (int i = 0; i < n; ++i) batch.add("select $1::int * 2, pg_backend_pid()", i);
+        for (int i = 0; i < n; ++i) {
+            if (prepared)
+                batch.add_prepared("double_it", i);  // prepared in the same round trip once
+            else
+                batch.add("select $1::int * 2, pg_backend_pid()", i);
+        }
         auto results = co_await db.pipeline(std::move(batch));
         nlohmann::json doubled = nlohmann::json::array(), pids = nlohmann::json::array();
         for (auto& r : results) {
