@@ -8,6 +8,7 @@
 #include <rivet/context.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
+#include <rivet/http_client.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>
