@@ -92,6 +92,10 @@ struct Transfer::Impl {
         if (req.options.connect_timeout_ms)
             connect_timer = loop.call_after(req.options.connect_timeout_ms, [this] {
                 connect_timer = 0;
+                if (phase == Phase::Resolving)
+                    return fail(ErrorKind::Dns, "no address for " + req.url.host + " within " +
+                                                    std::to_string(req.options.connect_timeout_ms) +
+                                                    " ms");
                 fail(ErrorKind::ConnectTimeout,
                      "no connection to " + req.url.authority + " within " +
                          std::to_string(req.options.connect_timeout_ms) + " ms");
