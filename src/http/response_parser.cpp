@@ -116,7 +116,8 @@ ParseResult parse_response_head(std::string_view data, bool head_request, Respon
     if (i == n) return ParseResult::incomplete();
     if (s[i] != ' ') return bad("invalid status line");
     ++i;
-    const size_t sl_cap = sat_add(limits.max_status_line, 1);
+    // The limit counts from the line's first byte; "HTTP/1.1 200 " always fits.
+    const size_t sl_cap = sat_add(std::max<size_t>(limits.max_status_line, i), 1);
     const size_t sl_stop = std::min(n, sl_cap);
     const size_t r0 = i;
     i = scan_value(s, i, sl_stop);

@@ -135,6 +135,15 @@ TEST(ResponseParser, Limits) {
               ParseResult::Incomplete);
 }
 
+TEST(ResponseParser, AStatusLineLimitBelowItsFixedPartCountsFromTheReason) {
+    // Found by response_parser_fuzz: a limit of 4 made a prefix and the whole disagree.
+    ResponseLimits lim;
+    lim.max_status_line = 4;
+    EXPECT_EQ(parse("HTTP/1.1 200 OK\r\n\r\n", false, lim).r.kind, ParseResult::Error);
+    EXPECT_EQ(parse("HTTP/1.1 200 ", false, lim).r.kind, ParseResult::Incomplete);
+    EXPECT_EQ(parse("HTTP/1.1 200 \r\n\r\n", false, lim).r.kind, ParseResult::Complete);
+}
+
 TEST(ResponseParser, AnySplitGivesTheSameAnswer) {
     const std::string in =
         "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
