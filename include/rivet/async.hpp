@@ -41,7 +41,9 @@ namespace detail {
 EventLoop& current_loop();  // throws std::logic_error off an I/O loop
 uint64_t start_timer(EventLoop& loop, int64_t ms, std::coroutine_handle<> h);
 void cancel_timer(EventLoop& loop, uint64_t id);
-uint64_t start_watch(EventLoop& loop, int fd, bool writable, std::coroutine_handle<> h);
+// One-shot: resumes `h` once `fd` is ready for `interest`, after storing what fired in *fired.
+uint64_t start_watch(EventLoop& loop, int fd, uint32_t interest, std::coroutine_handle<> h,
+                     uint32_t* fired);
 void stop_watch(EventLoop& loop, uint64_t id);
 
 // An on_workers job in flight: shared by the awaiter (on the loop) and the job (on a worker).
@@ -105,9 +107,14 @@ private:
 
 class ReadyAwaiter {
 public:
-    ReadyAwaiter(int fd, bool writable) : fd_(fd), writable_(writable) {}
+    // `interest`: net-level bits, 1 readable, 2 writable (hang-ups are always reported, as 4).
+    ReadyAwaiter(int fd, uint32_t interest) : fd_(fd), interest_(interest) {}
     ReadyAwaiter(ReadyAwaiter&& o) noexcept
-        : fd_(o.fd_), writable_(o.writable_), loop_(std::exchange(o.loop_, nullptr)), id_(o.id_) {}
+        : fd_(o.fd_),
+          interest_(o.interest_),
+          loop_(std::exchange(o.loop_, nullptr)),
+          id_(o.id_),
+          fired_(o.fired_) {}
     ~ReadyAwaiter() {
         if (loop_) stop_watch(*loop_, id_);
     }
@@ -116,16 +123,17 @@ public:
     void await_suspend(std::coroutine_handle<P> h) {
         EventLoop& loop = current_loop();
         if (RootState* root = root_of(h)) root->on_suspend();
-        id_ = start_watch(loop, fd_, writable_, h);
+        id_ = start_watch(loop, fd_, interest_, h, &fired_);
         loop_ = &loop;
     }
-    void await_resume() noexcept {}
+    uint32_t await_resume() noexcept { return fired_; }
 
 private:
     int fd_;
-    bool writable_;
+    uint32_t interest_;
     EventLoop* loop_ = nullptr;
     uint64_t id_ = 0;
+    uint32_t fired_ = 0;  // set by the watch before it resumes
 };
 
 template <class R, class F>
@@ -177,14 +185,50 @@ detail::SleepAwaiter sleep(std::chrono::duration<Rep, Period> d) {
     return detail::SleepAwaiter(std::chrono::ceil<std::chrono::milliseconds>(d).count());
 }
 
-// Resumes when `fd` is readable (or writable), or has hung up or failed: then the next read or
-// write tells which. One waiter per descriptor at a time; the descriptor must not be one the
-// server itself watches.
-inline detail::ReadyAwaiter readable(int fd) {
-    return detail::ReadyAwaiter(fd, false);
+// What a descriptor is ready for: rivet::ready(fd, Interest::Read | Interest::Write) waits for
+// either and says which came (Hangup: it hung up or failed; the next read or write tells which).
+enum class Interest : uint8_t { Read = 1, Write = 2, Hangup = 4 };
+constexpr Interest operator|(Interest a, Interest b) {
+    return Interest(uint8_t(a) | uint8_t(b));
 }
-inline detail::ReadyAwaiter writable(int fd) {
-    return detail::ReadyAwaiter(fd, true);
+constexpr Interest operator&(Interest a, Interest b) {
+    return Interest(uint8_t(a) & uint8_t(b));
+}
+constexpr bool any(Interest i) {
+    return uint8_t(i) != 0;
+}
+
+// Resumes when `fd` is ready for `interest` (or has hung up or failed) and gives what fired. One
+// waiter per descriptor at a time; the descriptor must not be one the server itself watches.
+// Wrapped in with_timeout (rivet/when.hpp) it gets a deadline.
+class ReadyWait {
+public:
+    ReadyWait(int fd, Interest interest) : awaiter_(fd, uint32_t(interest) & 3u) {}
+    bool await_ready() const noexcept { return false; }
+    template <class P>
+    void await_suspend(std::coroutine_handle<P> h) {
+        awaiter_.await_suspend(h);
+    }
+    Interest await_resume() noexcept { return Interest(uint8_t(awaiter_.await_resume())); }
+
+private:
+    detail::ReadyAwaiter awaiter_;
+};
+inline ReadyWait ready(int fd, Interest interest) {
+    return ReadyWait(fd, interest);
+}
+
+// rivet::ready for one direction, when what fired does not matter (the next read or write says).
+class OneReadyWait : public ReadyWait {
+public:
+    using ReadyWait::ReadyWait;
+    void await_resume() noexcept {}
+};
+inline OneReadyWait readable(int fd) {
+    return OneReadyWait(fd, Interest::Read);
+}
+inline OneReadyWait writable(int fd) {
+    return OneReadyWait(fd, Interest::Write);
 }
 
 // Runs `fn()` on the app's worker pool and resumes on the loop with its result, or rethrows

@@ -6,6 +6,7 @@
 #include <rivet/async_reply.hpp>
 #include <rivet/compression.hpp>
 #include <rivet/context.hpp>
+#include <rivet/coro.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
 #include <rivet/http_client.hpp>

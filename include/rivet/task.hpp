@@ -34,7 +34,9 @@ namespace detail {
 class RootState {
 public:
     virtual void on_suspend() = 0;  // before an awaitable's side effects start
-    virtual void on_done() = 0;     // the handler's coroutine ended (at its final suspension)
+    // The root coroutine ended (at its final suspension); returns what runs next (symmetric
+    // transfer: a when_all's awaiter, or std::noop_coroutine()).
+    virtual std::coroutine_handle<> on_done() = 0;
     // Destroys the cancelled handler's frame once the job below has ended (doomed was set).
     virtual void on_work_ended_after_cancel() = 0;
 
@@ -66,8 +68,9 @@ public:
         std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
             PromiseBase& p = h.promise();
             if (p.continuation_) return p.continuation_;  // symmetric transfer: no stack growth
-            // A root: the framework answers and destroys the frame (do not touch p after).
-            if (RootState* root = p.root_) root->on_done();
+            // A root: its owner answers or goes on, and may destroy the frame (do not touch p
+            // after).
+            if (RootState* root = p.root_) return root->on_done();
             return std::noop_coroutine();
         }
         void await_resume() noexcept {}
@@ -116,8 +119,13 @@ public:
     void take() { rethrow_if_failed(); }
 };
 
-// For the framework (src/app): runs and inspects a handler's root task.
-struct TaskAccess;
+// For the framework and the toolbox: takes a task's frame out of it (the caller owns it then).
+struct TaskAccess {
+    template <class T>
+    static std::coroutine_handle<Promise<T>> release(Task<T>& t) {
+        return std::exchange(t.h_, {});
+    }
+};
 
 }  // namespace detail
 

@@ -271,6 +271,7 @@ void App::start_operations(const RunOptions& options) {
 void App::stop() {
     if (!impl_->server) return;
     impl_->shutdown.trigger();  // before the drain: long-lived answers can end first
+    impl_->loops->cancel_spawned();
     if (impl_->admin_server) impl_->admin_server->drain();
     impl_->server->drain();
     impl_->server->wait();

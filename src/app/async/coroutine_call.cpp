@@ -4,17 +4,6 @@
 
 #include "app/async/async_call.hpp"
 
-namespace rivet::detail {
-
-struct TaskAccess {
-    template <class T>
-    static typename Task<T>::Handle release(Task<T>& t) {
-        return std::exchange(t.h_, {});
-    }
-};
-
-}  // namespace rivet::detail
-
 namespace rivet::app {
 
 namespace {
@@ -64,16 +53,17 @@ public:
         detached_ = true;
     }
 
-    void on_done() override {
+    std::coroutine_handle<> on_done() override {
         error = h_.promise().error();
         h_.destroy();  // inside its final suspension: allowed, and nothing touches it after
         h_ = {};
         if (stage_ == Stage::FirstRun) {
             stage_ = Stage::Done;  // start() answers through the Exchange
-            return;
+            return std::noop_coroutine();
         }
         answers_->answer(*this, nullptr);
         release(this);
+        return std::noop_coroutine();
     }
 
     void on_work_ended_after_cancel() override { destroy_and_release(); }

@@ -58,12 +58,14 @@ void cancel_timer(EventLoop& loop, uint64_t id) {
     net_loop(loop).cancel_timer(id);  // on the loop: erases it, or finds it fired already
 }
 
-uint64_t start_watch(EventLoop& loop, int fd, bool writable, std::coroutine_handle<> h) {
+uint64_t start_watch(EventLoop& loop, int fd, uint32_t interest, std::coroutine_handle<> h,
+                     uint32_t* fired) {
     net::Loop& l = net_loop(loop);
     auto id = std::make_shared<net::Loop::WatchId>(0);
     // One-shot: the watch ends before the coroutine goes on (it may watch the fd again).
-    *id = l.watch(fd, writable ? net::kWritable : net::kReadable, [&l, id, h](uint32_t) {
+    *id = l.watch(fd, interest, [&l, id, h, fired](uint32_t events) {
         l.unwatch(*id);
+        *fired = events;  // in the suspended frame, alive: a destroyed one unwatched first
         h.resume();
     });
     return *id;
@@ -111,7 +113,17 @@ EventLoops::EventLoops(std::vector<net::Loop*> loops, WorkerPool* pool, unsigned
 }
 
 EventLoops::~EventLoops() {
+    // The loops have ended. Spawned tasks left (spawned during the drain) go first, while the
+    // EventLoops their awaiters name still exist.
+    for (auto& s : services_) s->spawned->cancel_all();
     for (auto& s : services_) s->loop->set_user_data(nullptr);
+}
+
+void EventLoops::cancel_spawned() {
+    for (auto& s : services_) {
+        SpawnedTasks* tasks = s->spawned.get();
+        s->loop->post([tasks] { tasks->cancel_all(); });
+    }
 }
 
 }  // namespace app

@@ -7,6 +7,8 @@
 
 #include <rivet/event_loop.hpp>
 
+#include "app/async/spawned.hpp"
+
 namespace rivet::net {
 class Loop;
 }
@@ -21,6 +23,7 @@ struct LoopServices {
     WorkerPool* pool = nullptr;
     unsigned retry_after_s = 1;  // of the 503 when the pool's queue is full
     Metrics* metrics = nullptr;  // the app's (event streams count there); set before the loops run
+    std::unique_ptr<SpawnedTasks> spawned = std::make_unique<SpawnedTasks>();
 };
 
 // One EventLoop per I/O loop, made before the loops run and kept until they have ended.
@@ -32,6 +35,9 @@ public:
 
     EventLoop& at(unsigned i) { return *loops_.at(i); }
     size_t size() const { return loops_.size(); }
+    // The app stops: each loop cancels its spawned tasks on its next turn (before the drain
+    // that is posted after this).
+    void cancel_spawned();
     void set_metrics(Metrics* m) {
         for (auto& s : services_) s->metrics = m;
     }

@@ -146,23 +146,6 @@ TEST_F(CoroutineTest, OnWorkersRunsOnThePoolAndResumesOnTheLoop) {
 }
 
 // Holds the pool's one worker until released.
-struct Gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool open = false;
-    std::atomic<int> inside{0};
-    void wait() {
-        ++inside;
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return open; });
-    }
-    void release() {
-        std::lock_guard lock(mu);
-        open = true;
-        cv.notify_all();
-    }
-};
-
 TEST_F(CoroutineTest, AFullPoolAnswers503WithRetryAfter) {
     Gate gate;
     app_.get("/hold", [&](Request&, Response& res) -> Task<> {

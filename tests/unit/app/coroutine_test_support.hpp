@@ -9,8 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -110,6 +113,24 @@ inline bool eventually(const std::function<bool()>& done, std::chrono::milliseco
     }
     return true;
 }
+
+// Holds worker jobs until release(): `inside` counts the jobs waiting at it.
+struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+    std::atomic<int> inside{0};
+    void wait() {
+        ++inside;
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return open; });
+    }
+    void release() {
+        std::lock_guard lock(mu);
+        open = true;
+        cv.notify_all();
+    }
+};
 
 inline std::string body_of(const std::string& response) {
     size_t end = response.find("\r\n\r\n");
