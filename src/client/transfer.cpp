@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "client/conn.hpp"
 #include "client/resolver.hpp"
@@ -62,6 +63,12 @@ struct Transfer::Impl {
     unsigned redirects = 0;
     std::optional<http::BodyDecoder> body;
     Response resp;
+    uint64_t body_total = 0;  // received payload bytes (the bound of a body ended by the close)
+
+    // Streamed (req.stream): the head went to `done`; the body waits in resp.body.
+    bool head_reported = false, paused = false, body_ended = false;
+    std::optional<Error> body_error;
+    std::function<void()> body_cb;
 
     Impl(net::Loop& l, Request r, Done d) : loop(l), req(std::move(r)), done(std::move(d)) {}
     ~Impl() { stop(); }
@@ -115,6 +122,7 @@ struct Transfer::Impl {
         head_done = until_close = keep_alive = got_bytes = false;
         body.reset();
         resp = Response{};
+        body_total = 0;
         out_sent = 0;
         addrs.clear();
         next_addr = 0;
@@ -134,6 +142,10 @@ struct Transfer::Impl {
         phase = Phase::Done;
         stop();
         conn.reset();
+        if (head_reported) {
+            body_error = Error{kind, std::move(message)};
+            return notify_body();
+        }
         Outcome o;
         o.error = Error{kind, std::move(message)};
         Done d = std::move(done);
@@ -222,8 +234,46 @@ struct Transfer::Impl {
     bool take_head();
     void take_body();
     void on_eof();
+    void body_arrived();
     void finish();
     bool follow_redirect();
+
+    // --- a streamed body ---
+    void notify_body() {
+        // One-shot: the reader sets it again for its next wait (from inside it, too).
+        if (!body_cb) return;
+        std::function<void()> cb = std::exchange(body_cb, nullptr);
+        cb();
+    }
+    void report_head() {
+        head_reported = true;
+        Outcome o;
+        o.response = resp;  // the head; the body follows through take_body()
+        o.response->reused = conn && conn->reused;
+        o.response->url =
+            (req.url.tls ? "https://" : "http://") + req.url.authority + req.url.target;
+        Done d = std::move(done);
+        d(std::move(o));
+    }
+    bool will_redirect() const {
+        const int s = resp.status;
+        if (req.options.max_redirects == 0 ||
+            !(s == 301 || s == 302 || s == 303 || s == 307 || s == 308))
+            return false;
+        for (const auto& [n, v] : resp.headers)
+            if (http::iequals(n, "location")) return true;
+        return false;
+    }
+    void resume_reading() {
+        if (!paused || phase != Phase::Reading) return;
+        paused = false;
+        std::weak_ptr<Impl*> weak = token;
+        // From the loop, not inside the reader's call; a TLS session may hold decrypted bytes
+        // that no readiness event would announce, so read at once rather than wait for one.
+        loop.post([weak] {
+            if (auto t = weak.lock()) (*t)->step_read();
+        });
+    }
 
     // --- the watch ---
     void watch(uint32_t interest) {
@@ -297,6 +347,7 @@ void Transfer::Impl::step_send() {
 
 void Transfer::Impl::step_read() {
     for (int rounds = 0; rounds < 16; ++rounds) {  // then yield to the loop's other work
+        if (paused || phase != Phase::Reading) return;
         const size_t old = in.size();
         in.resize(old + kReadChunk);
         size_t n = 0;
@@ -317,6 +368,13 @@ void Transfer::Impl::step_read() {
         take_body();
         if (phase != Phase::Reading) return;
     }
+    // Yield to the loop's other work, then go on. Posted rather than left to the watch: after a
+    // paused stream resumed there is none, and a TLS session may hold bytes the socket does not
+    // announce.
+    std::weak_ptr<Impl*> weak = token;
+    loop.post([weak] {
+        if (auto t = weak.lock()) (*t)->step_read();
+    });
 }
 
 // Parses the head once its end has arrived (or it is too large to be one); false: not yet.
@@ -389,6 +447,10 @@ bool Transfer::Impl::take_head() {
                 break;
         }
         in.erase(0, r.head_bytes);
+        if (req.stream && !will_redirect()) {
+            report_head();
+            if (phase != Phase::Reading) return false;
+        }
         if (head.body == http::ResponseBody::None) {
             finish();
             return false;
@@ -400,12 +462,13 @@ bool Transfer::Impl::take_head() {
 void Transfer::Impl::take_body() {
     const uint64_t max = req.options.max_response_bytes;
     if (until_close) {
-        if (resp.body.size() + in.size() > max)
+        body_total += in.size();
+        if (body_total > max)
             return fail(ErrorKind::TooLarge,
                         "response body over the limit of " + std::to_string(max) + " bytes");
         resp.body += in;
         in.clear();
-        return;
+        return body_arrived();
     }
     const auto r = body->feed(in, &resp.body);
     if (r.kind == http::BodyDecoder::Result::Error)
@@ -417,8 +480,18 @@ void Transfer::Impl::take_body() {
     in.erase(0, r.consumed);
     if (r.kind == http::BodyDecoder::Result::Done) {
         if (!in.empty()) keep_alive = false;  // bytes nobody asked for: do not trust the rest
-        finish();
+        return finish();
     }
+    body_arrived();
+}
+
+void Transfer::Impl::body_arrived() {
+    if (!head_reported) return;
+    if (resp.body.size() >= kStreamWindow) {  // the reader is behind: wait for it
+        paused = true;
+        unwatch();
+    }
+    if (!resp.body.empty()) notify_body();
 }
 
 void Transfer::Impl::on_eof() {
@@ -473,9 +546,18 @@ bool Transfer::Impl::follow_redirect() {
 }
 
 void Transfer::Impl::finish() {
-    if (follow_redirect()) return;
+    if (!head_reported && follow_redirect()) return;
     phase = Phase::Done;
     stop();
+    if (head_reported) {
+        if (keep_alive && conn && in.empty()) {
+            conn->reused = false;
+            give_back(std::move(conn), loop.now_ms());
+        }
+        conn.reset();
+        body_ended = true;
+        return notify_body();
+    }
     resp.reused = conn && conn->reused;
     resp.url = (req.url.tls ? "https://" : "http://") + req.url.authority + req.url.target;
     if (keep_alive && conn && in.empty()) {
@@ -499,5 +581,26 @@ std::unique_ptr<Transfer> Transfer::start(net::Loop& loop, Request request, Done
 
 Transfer::Transfer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Transfer::~Transfer() = default;
+
+Transfer::BodyState Transfer::body_state() const {
+    if (!impl_->resp.body.empty()) return BodyState::More;
+    if (impl_->body_error) return BodyState::Failed;
+    return impl_->body_ended ? BodyState::End : BodyState::More;
+}
+
+const Error* Transfer::body_error() const {
+    return impl_->body_error ? &*impl_->body_error : nullptr;
+}
+
+std::string Transfer::take_body() {
+    std::string out = std::move(impl_->resp.body);
+    impl_->resp.body.clear();
+    impl_->resume_reading();
+    return out;
+}
+
+void Transfer::on_body(std::function<void()> fn) {
+    impl_->body_cb = std::move(fn);
+}
 
 }  // namespace rivet::client
