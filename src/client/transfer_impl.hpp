@@ -41,7 +41,8 @@ struct Transfer::Impl {
     std::string out;
     size_t out_sent = 0;
     std::string in;
-    size_t searched = 0;  // bytes of `in` known to hold no end of head
+    size_t searched = 0;   // bytes of `in` known to hold no end of head
+    size_t validated = 0;  // bytes of `in` the last parse of an unfinished head checked
     bool head_done = false, until_close = false, keep_alive = false, got_bytes = false;
     bool retried = false;
     unsigned redirects = 0;
@@ -102,7 +103,7 @@ struct Transfer::Impl {
     void reset_exchange() {
         unwatch();
         in.clear();
-        searched = 0;
+        searched = validated = 0;
         head_done = until_close = keep_alive = got_bytes = false;
         body.reset();
         resp = Response{};

@@ -2,7 +2,6 @@
 // skipped), the body (http::BodyDecoder, or until the close), a streamed body's window, the
 // server's close, redirects, and the end (the connection pooled when the response allows it).
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "client/transfer_impl.hpp"
@@ -57,28 +56,21 @@ void Transfer::Impl::step_read() {
 bool Transfer::Impl::take_head() {
     for (;;) {
         const size_t from = searched > 3 ? searched - 3 : 0;
-        const size_t end = in.find("\r\n\r\n", from);
+        const bool found = in.find("\r\n\r\n", from) != std::string::npos;
         const size_t cap = req.options.max_header_bytes + 8 * 1024;
-        if (end == std::string::npos && in.size() <= cap) {
-            searched = in.size();
-            // A prefix that is already wrong (not HTTP at all) is refused at once.
-            http::ResponseHead probe;
-            std::array<http::Header, 1> one;
-            http::ResponseLimits lim;
-            lim.max_headers = 1000;
-            if (http::parse_response_head(in, false, probe, one, lim).kind ==
-                    http::ParseResult::Error &&
-                in.find('\n') != std::string::npos && in.find("\r\n") == std::string::npos) {
-                fail(ErrorKind::Malformed, "malformed response from " + req.url.authority);
-            }
-            return false;
-        }
+        searched = in.size();
+        // Parsed when its end has arrived, past the cap, or each time the bytes have doubled:
+        // garbage is refused early (a server speaking another protocol may never send an empty
+        // line) at linear cost however the head trickles in.
+        if (!found && in.size() <= cap && in.size() < 2 * validated) return false;
+        validated = in.size();
         std::vector<http::Header> storage(101);
         http::ResponseHead head;
         http::ResponseLimits lim;
         lim.max_header_bytes = req.options.max_header_bytes;
         const auto r = http::parse_response_head(in, req.method == "HEAD", head, storage, lim);
-        if (r.kind == http::ParseResult::Incomplete) {  // only a head past the cap gets here
+        if (r.kind == http::ParseResult::Incomplete) {
+            if (in.size() <= cap) return false;
             fail(ErrorKind::TooLarge, "response head from " + req.url.authority + " too large");
             return false;
         }
@@ -95,7 +87,7 @@ bool Transfer::Impl::take_head() {
                 return false;
             }
             in.erase(0, r.head_bytes);  // 100 Continue, 103 Early Hints: the final one follows
-            searched = 0;
+            searched = validated = 0;
             continue;
         }
         resp.status = head.status;

@@ -201,6 +201,18 @@ TEST(ClientTransfer, ReusedConnectionClosedBeforeAnAnswerIsRetriedOnceOnANewOne)
     EXPECT_EQ(server.connections.load(), 2);
 }
 
+TEST(ClientTransfer, AServerSpeakingAnotherProtocolIsRefusedWithoutWaitingForAnEmptyLine) {
+    ScriptedServer server([](int, int) { return std::string("SSH-2.0-OpenSSH_9.2\r\n"); });
+    LoopRunner r;
+    Options o;
+    o.total_timeout_ms = 60'000;  // the connection stays open: only the parser can end this
+    const auto t0 = std::chrono::steady_clock::now();
+    Outcome out = run(r, server.url(), o);
+    ASSERT_TRUE(out.error);
+    EXPECT_EQ(out.error->kind, ErrorKind::Malformed) << out.error->message;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s);
+}
+
 TEST(ClientTransfer, ChunkedBodyOverTheBoundIsTooLarge) {
     ScriptedServer server([](int, int) {
         std::string out = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
