@@ -79,8 +79,9 @@ fuzz: setup
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIVET_FUZZ=ON -DRIVET_TESTS=OFF >/dev/null
 	ninja -C $(BUILD_FUZZ) -j $(JOBS) request_parser_fuzz proxy_header_fuzz websocket_frame_fuzz http2_session_fuzz response_parser_fuzz
 	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/proxy_corpus $(BUILD_FUZZ)/websocket_corpus $(BUILD_FUZZ)/http2_corpus $(BUILD_FUZZ)/response_corpus
-	@# FUZZ_SECONDS in all: the small PROXY header parser and the response parser get a sixth of it each, the WebSocket reader
-	@# and the HTTP/2 session a quarter each (each at least 1 s), the request parser the rest.
+	@# FUZZ_SECONDS in all: the small PROXY header parser and the response parser a sixth of it
+	@# each, the WebSocket reader and the HTTP/2 session a quarter each (each at least 1 s), the
+	@# request parser the rest.
 	proxy=$$(( $(FUZZ_SECONDS) / 6 )); [ $$proxy -ge 1 ] || proxy=1; \
 	websocket=$$(( $(FUZZ_SECONDS) / 4 )); [ $$websocket -ge 1 ] || websocket=1; \
 	http2=$$(( $(FUZZ_SECONDS) / 4 )); [ $$http2 -ge 1 ] || http2=1; \
