@@ -35,6 +35,10 @@ declare -A need=(
   [chromium]=/usr/bin/chromium
   [haproxy]=/usr/sbin/haproxy
   [docker.io]=/usr/sbin/dockerd
+  # rivet::pg (lib/pg/): libpq to build it, PostgreSQL 15 for its tests (tests/e2e/test_pg.py
+  # starts its own server in a temporary directory, as an unprivileged user).
+  [libpq-dev]=/usr/include/postgresql/libpq-fe.h
+  [postgresql]=/usr/lib/postgresql/15/bin/initdb
 )
 
 missing=()
@@ -56,7 +60,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   # nginx-light, h2o and lighttpd start system services on port 80; the benchmarks run their own.
   if command -v systemctl >/dev/null 2>&1; then
     # haproxy and docker likewise: the tests start their own (docker with a temporary data root).
-    for svc in nginx h2o lighttpd haproxy docker containerd; do
+    # postgresql too: the tests run their own cluster on a port of their own.
+    for svc in nginx h2o lighttpd haproxy docker containerd postgresql; do
       $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
     done
   fi
