@@ -16,6 +16,7 @@ declare -A need=(
   [libzstd-dev]=/usr/include/zstd.h
   [libssl-dev]=/usr/include/openssl/ssl.h
   [libnghttp2-dev]=/usr/include/nghttp2/nghttp2.h
+  [libc-ares-dev]=/usr/include/ares.h
   [nghttp2-client]=/usr/bin/h2load
   [openssl]=/usr/bin/openssl
   [libgtest-dev]=/usr/include/gtest/gtest.h

@@ -9,6 +9,7 @@
 #include <rivet/coro.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
+#include <rivet/http_client.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>

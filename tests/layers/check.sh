@@ -27,9 +27,10 @@ declare -A allowed=(
     [tls]="core tls"
     [http]="core http"
     [engine]="core net tls http engine"
-    [app]="core net tls http engine app rivet"
+    [client]="core net tls http client"
+    [app]="core net tls http engine client app rivet"
 )
-layers=(core net tls http engine app)
+layers=(core net tls http engine client app)
 
 failures=0
 ok() { echo "  ok    $*"; }

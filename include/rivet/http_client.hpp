@@ -1,0 +1,156 @@
+// rivet::HttpClient: HTTP/1.1 requests from a coroutine handler, without blocking its loop.
+//
+//   rivet::HttpClient client;                      // cheap: options only; share it or not
+//   auto r = co_await client.get("https://api.example.com/items?id=7");
+//   if (r.status == 200) use(r.body);
+//   auto p = co_await client.send({.method = "POST", .url = url,
+//                                  .headers = {{"Content-Type", "application/json"}},
+//                                  .body = json});
+//
+// Connections are kept alive and reused per origin (scheme, host, port) per I/O loop; names are
+// resolved asynchronously (c-ares); https verifies the server's certificate against the system's
+// trust store (or HttpClientOptions::ca_file) and its host name, and sends SNI. The body is
+// buffered whole, up to max_response_bytes; chunked and Content-Length bodies and bodies ended by
+// the close are read. Redirects are followed only when max_redirects says so.
+//
+// Failures throw rivet::HttpClientError (kind() says which: DNS, connect, TLS, timeout, too
+// large, malformed ...); any HTTP status, 4xx and 5xx included, is a response, not an error.
+// Cancellation: when the request whose handler waits is cancelled (its client left), the
+// upstream request is abandoned at once and its connection closed, never reused.
+// Only from a coroutine handler on an I/O loop (co_await elsewhere throws std::logic_error).
+#pragma once
+
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <rivet/event_loop.hpp>
+#include <rivet/task.hpp>
+
+namespace rivet {
+
+struct HttpClientOptions {
+    std::chrono::milliseconds connect_timeout{10'000};  // resolution, connect and TLS handshake
+    std::chrono::milliseconds timeout{30'000};          // the whole request, redirects included
+    uint64_t max_response_bytes = 8 * 1024 * 1024;      // the body; past it: TooLarge
+    size_t max_header_bytes = 64 * 1024;                // the response head; past it: TooLarge
+    unsigned max_redirects = 0;  // 0: a 3xx is returned as it is; n: follow up to n
+    bool verify_peer = true;     // https: refuse a certificate not trusted or not for the host
+    std::string ca_file;         // https: trust these certificates (PEM) instead of the system's
+};
+
+using ClientFields = std::vector<std::pair<std::string, std::string>>;
+
+struct ClientRequest {
+    std::string method = "GET";
+    std::string url;  // http://... or https://...
+    ClientFields headers;
+    std::string body;                          // sent with Content-Length
+    std::optional<HttpClientOptions> options;  // else the client's
+};
+
+struct ClientResponse {
+    int status = 0;
+    std::string reason;
+    ClientFields headers;
+    std::string body;
+    std::string url;                 // where the answer came from (after redirects)
+    bool reused_connection = false;  // over a kept-alive connection
+
+    // The first field named `name` (case-insensitive), or nullopt.
+    std::optional<std::string_view> header(std::string_view name) const;
+};
+
+class HttpClientError : public std::runtime_error {
+public:
+    enum class Kind {
+        InvalidUrl,
+        InvalidRequest,
+        Dns,
+        Connect,
+        ConnectTimeout,
+        Timeout,
+        Tls,
+        TooLarge,
+        Malformed,
+        Closed,
+        TooManyRedirects,
+    };
+    HttpClientError(Kind kind, const std::string& message)
+        : std::runtime_error(message), kind_(kind) {}
+    Kind kind() const { return kind_; }
+
+private:
+    Kind kind_;
+};
+
+// "dns", "connect", "tls", "too_large" ...: for logs and JSON.
+const char* to_string(HttpClientError::Kind kind);
+
+namespace detail {
+
+struct ClientCall;  // src/app/client/http_client.cpp
+std::shared_ptr<ClientCall> start_client_call(EventLoop& loop, ClientRequest&& request,
+                                              const HttpClientOptions& defaults,
+                                              std::coroutine_handle<> h);
+void abandon_client_call(ClientCall& call) noexcept;
+ClientResponse client_call_result(ClientCall& call);
+EventLoop& current_loop();
+
+class ClientAwaiter {
+public:
+    ClientAwaiter(ClientRequest request, const HttpClientOptions& defaults)
+        : request_(std::move(request)), defaults_(defaults) {}
+    ClientAwaiter(ClientAwaiter&&) noexcept = default;
+    ~ClientAwaiter() {
+        if (call_) abandon_client_call(*call_);  // cancelled (or done: then nothing to stop)
+    }
+    bool await_ready() const noexcept { return false; }
+    template <class P>
+    void await_suspend(std::coroutine_handle<P> h) {
+        EventLoop& loop = current_loop();
+        if (RootState* root = root_of(h)) root->on_suspend();
+        call_ = start_client_call(loop, std::move(request_), defaults_, h);
+    }
+    ClientResponse await_resume() { return client_call_result(*call_); }
+
+private:
+    ClientRequest request_;
+    HttpClientOptions defaults_;
+    std::shared_ptr<ClientCall> call_;
+};
+
+}  // namespace detail
+
+class HttpClient {
+public:
+    explicit HttpClient(HttpClientOptions defaults = {}) : defaults_(std::move(defaults)) {}
+
+    detail::ClientAwaiter get(std::string url, ClientFields headers = {}) const {
+        return send(ClientRequest{"GET", std::move(url), std::move(headers), {}, {}});
+    }
+    detail::ClientAwaiter send(ClientRequest request) const {
+        return detail::ClientAwaiter(std::move(request), defaults_);
+    }
+    const HttpClientOptions& options() const { return defaults_; }
+
+    // Connections this thread's loop opened and reused so far, and how many are idle now.
+    struct PoolStats {
+        uint64_t opened = 0;
+        uint64_t reused = 0;
+        size_t idle = 0;
+    };
+    static PoolStats pool_stats();
+
+private:
+    HttpClientOptions defaults_;
+};
+
+}  // namespace rivet
