@@ -56,8 +56,8 @@ def report(runs: list[dict], command: str, pool: int) -> str:
             if "rivet" in med and peer in med and med["rivet"][1] and med[peer][1]:
                 cpu_r = stats.ratio(med["rivet"][1], med[peer][1])
                 rps_r = stats.ratio(med["rivet"][0], med[peer][0])
-                out.append(f"| {sc} | rivet ÷ {peer} | {rps_r:.2f}{_mark(rps_r >= 1)} "
-                           f"| {cpu_r:.2f}{_mark(cpu_r <= 0.7)} | | | |")
+                out.append(f"| {sc} | rivet ÷ {peer} | {rps_r:.3f}{_mark(rps_r >= 1)} "
+                           f"| {cpu_r:.3f}{_mark(cpu_r <= 0.7)} | | | |")
     for name in SERVERS:
         idle = [r for r in runs if r["server"] == name and r["scenario"] == LATENCY[0]]
         busy = [r for r in runs if r["server"] == name and r["scenario"] == LATENCY[1]]

@@ -21,8 +21,8 @@ def test_ratios_and_goals():
     text = pg_report.report(runs, "bash bench/run.sh --pg", 4)
     # rivet: medians 11,500 req/s and 21 µs against 10,000 and 40: 1.15 and 0.53, both met.
     assert "| db_c100 | rivet | 11,500 (11,000–12,000) | 21.0 (20.0–22.0) |" in text
-    assert "| db_c100 | rivet ÷ go | 1.15 ✓ | 0.53 ✓ |" in text
-    assert "| queries20_c100 | rivet ÷ go | 0.50 ✗ | 1.20 ✗ |" in text
+    assert "| db_c100 | rivet ÷ go | 1.150 ✓ | 0.525 ✓ |" in text
+    assert "| queries20_c100 | rivet ÷ go | 0.500 ✗ | 1.200 ✗ |" in text
     assert "go_exec" not in text
 
 
