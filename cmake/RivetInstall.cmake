@@ -5,6 +5,10 @@
 #   P/lib/cmake/rivet/rivetConfigVersion.cmake
 #   P/lib/cmake/rivet/rivetTargets*.cmake
 #   P/lib/pkgconfig/rivet.pc                  pkg-config --cflags --libs rivet
+# and, when rivet_pg (PostgreSQL) is built:
+#   P/lib/librivet-pg.a (or .so)
+#   P/lib/cmake/rivet/rivetPgTargets*.cmake   find_package(rivet COMPONENTS pg) -> rivet::pg
+#   P/lib/pkgconfig/rivet-pg.pc               pkg-config --cflags --libs rivet-pg
 # (lib is CMAKE_INSTALL_LIBDIR: lib/<multiarch> when the prefix is /usr on Debian.)
 include(CMakePackageConfigHelpers)
 
@@ -14,9 +18,15 @@ install(TARGETS rivet EXPORT rivetTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# rivet/pg*.hpp belong to rivet_pg: installed only with it.
+if(TARGET rivet_pg)
+  set(rivet_pg_headers_exclude "")
+else()
+  set(rivet_pg_headers_exclude PATTERN "pg*.hpp" EXCLUDE)
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rivet
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp")
+  FILES_MATCHING PATTERN "*.hpp" ${rivet_pg_headers_exclude})
 install(EXPORT rivetTargets
   NAMESPACE rivet::
   DESTINATION ${rivet_cmake_dir})
@@ -50,3 +60,25 @@ file(RELATIVE_PATH rivet_pc_to_prefix
 configure_file(${CMAKE_CURRENT_LIST_DIR}/rivet.pc.in ${PROJECT_BINARY_DIR}/rivet.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/rivet.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# rivet::pg, a component of the package (find_package(rivet COMPONENTS pg)) with an export of
+# its own, so that rivetConfig.cmake looks for libpq only when it is installed.
+if(TARGET rivet_pg)
+  install(TARGETS rivet_pg EXPORT rivetPgTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT rivetPgTargets
+    NAMESPACE rivet::
+    DESTINATION ${rivet_cmake_dir})
+  if(BUILD_SHARED_LIBS)
+    set(rivet_pg_pc_requires "rivet = ${PROJECT_VERSION}")
+    set(rivet_pg_pc_requires_private "libpq")
+  else()
+    set(rivet_pg_pc_requires "rivet = ${PROJECT_VERSION}, libpq")
+    set(rivet_pg_pc_requires_private "")
+  endif()
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/rivet-pg.pc.in ${PROJECT_BINARY_DIR}/rivet-pg.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/rivet-pg.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

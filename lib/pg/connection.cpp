@@ -3,10 +3,8 @@
 #include "connection.hpp"
 
 #include <poll.h>
-#include <sys/socket.h>
 
-#include <rivet/async.hpp>
-#include <rivet/event_loop.hpp>
+#include <rivet/coro.hpp>
 
 namespace rivet::pg::detail {
 
@@ -26,25 +24,6 @@ struct ParamArrays {
     int count() const { return static_cast<int>(pointers.size()); }
     const char* const* data() const { return pointers.empty() ? nullptr : pointers.data(); }
     std::vector<const char*> pointers;
-};
-
-// Ends the connect wait at the deadline: shutting the socket down makes it readable and
-// writable at once, so the awaited readiness fires and PQconnectPoll fails.
-class ConnectDeadline {
-public:
-    ConnectDeadline(PGconn* conn, std::chrono::milliseconds after) : expired_(new bool(false)) {
-        std::shared_ptr<bool> expired = expired_;
-        timer_ = EventLoop::current()->call_after(after, [conn, expired] {
-            *expired = true;
-            if (int fd = PQsocket(conn); fd >= 0) ::shutdown(fd, SHUT_RDWR);
-        });
-    }
-    ~ConnectDeadline() { timer_.cancel(); }  // before the connection is freed (declared after)
-    bool expired() const { return *expired_; }
-
-private:
-    std::shared_ptr<bool> expired_;
-    TimerHandle timer_;
 };
 
 }  // namespace
@@ -79,7 +58,6 @@ Task<std::unique_ptr<Connection>> Connection::open(const Options& options) {
     if (PQstatus(raw) == CONNECTION_BAD || PQsetnonblocking(raw, 1) != 0)
         throw Unavailable("database connection: " + trimmed(PQerrorMessage(raw)),
                           options.retry_after_s);
-    ConnectDeadline deadline(raw, options.connect_timeout);
     // As libpq's manual says: start as if PQconnectPoll had asked to write.
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK) {
@@ -88,9 +66,6 @@ Task<std::unique_ptr<Connection>> Connection::open(const Options& options) {
         else
             co_await writable(PQsocket(raw));
         state = PQconnectPoll(raw);
-        if (deadline.expired())
-            throw Unavailable("database connection: no answer within the connect timeout",
-                              options.retry_after_s);
         if (state == PGRES_POLLING_FAILED)
             throw Unavailable("database connection: " + trimmed(PQerrorMessage(raw)),
                               options.retry_after_s);
@@ -132,8 +107,9 @@ Task<> Connection::flush() {
         if (left == 0) co_return;
         if (left < 0) lost("while sending");
         // The server may be writing results we must read before it reads more of ours.
-        co_await writable(fd());
-        if (PQconsumeInput(c_) == 0) lost("while sending");
+        Interest fired = co_await ready(fd(), Interest::Read | Interest::Write);
+        if (any(fired & (Interest::Read | Interest::Hangup)) && PQconsumeInput(c_) == 0)
+            lost("while sending");
     }
 }
 
@@ -239,11 +215,20 @@ Task<> Connection::make_clean() {
     }
     if (busy_) {
         co_await flush();  // what was half sent must leave before the server can end it
-        // PQcancel opens a second, short connection to the server and waits for its answer:
-        // a brief block of this loop (no asynchronous cancel before libpq 17).
+        // PQcancel opens a second connection to the server and waits for its answer (libpq
+        // has no asynchronous cancel before 17): on a worker, so the loop does not wait.
         if (PGcancel* cancel = PQgetCancel(c_)) {
-            char why[256];
-            PQcancel(cancel, why, sizeof why);
+            auto send_cancel = [cancel] {
+                char why[256];
+                PQcancel(cancel, why, sizeof why);
+            };
+            std::exception_ptr no_worker;
+            try {
+                co_await on_workers(send_cancel);
+            } catch (...) {
+                no_worker = std::current_exception();  // the worker queue is full
+            }
+            if (no_worker) send_cancel();  // then here: a short block beats a query left running
             PQfreeCancel(cancel);
         }
         while (co_await next_result()) {

@@ -53,168 +53,109 @@ std::string PoolShared::statement(const std::string& name) {
     return it->second;
 }
 
-// A coroutine nobody awaits: it runs from its call to its end and frees itself (the cleaning
-// of a connection, started from a Lease's destructor).
-struct LoopPool::Detached {
-    struct promise_type {
-        Detached get_return_object() noexcept { return {}; }
-        std::suspend_never initial_suspend() noexcept { return {}; }
-        std::suspend_never final_suspend() noexcept { return {}; }
-        void return_void() noexcept {}
-        void unhandled_exception() noexcept {}  // clean() catches what it can throw
-    };
-};
-
-// Waits for a connection given back by another query (or for room to open one).
-class LoopPool::WaitAwaiter {
-public:
-    explicit WaitAwaiter(LoopPool& pool) : pool_(pool), w_(std::make_shared<Waiter>()) {}
-    WaitAwaiter(const WaitAwaiter&) = delete;
-    ~WaitAwaiter() {
-        if (w_->resumed) return;
-        // Destroyed while waiting (the handler was cancelled): out of the queue, and a
-        // connection already handed over goes back.
-        w_->gone = true;
-        w_->timer.cancel();
-        pool_.forget(w_);
-        if (w_->conn) pool_.give_back(std::move(w_->conn));
-    }
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) {
-        w_->h = h;
-        pool_.waiters_.push_back(w_);
-        LoopPool* pool = &pool_;
-        w_->timer = pool_.loop_.call_after(pool_.options().queue_timeout, [w = w_, pool] {
-            if (w->woken || w->gone) return;
-            pool->forget(w);
-            w->woken = w->timed_out = w->resumed = true;
-            w->h.resume();
-        });
-    }
-    std::unique_ptr<Connection> await_resume() {
-        if (w_->timed_out) pool_.unavailable("no database connection free within queue_timeout");
-        return std::move(w_->conn);
-    }
-
-private:
-    LoopPool& pool_;
-    std::shared_ptr<Waiter> w_;
-};
-
-LoopPool::~LoopPool() = default;
-
 void LoopPool::unavailable(std::string why) const {
     throw Unavailable(std::move(why), options().retry_after_s);
 }
 
-Task<LeasePtr> LoopPool::acquire() {
-    const Options& o = options();
-    for (;;) {
-        while (!idle_.empty()) {
-            std::unique_ptr<Connection> conn = std::move(idle_.back());
-            idle_.pop_back();
-            if (conn->closed_while_idle()) {  // the server restarted or ended it meanwhile
-                conn.reset();
-                --open_;
-                continue;
-            }
-            co_return LeasePtr(new Lease(*this, std::move(conn), shared_.shared_from_this()));
-        }
-        if (open_ < o.max_connections) {
-            if (steady_ms() < next_attempt_ms_)
-                unavailable("database unreachable: waiting to reconnect");
-            // The slot is counted while the connection opens; given up if this fails or the
-            // waiting query is cancelled meanwhile.
-            struct Slot {
-                LoopPool& pool;
-                bool kept = false;
-                ~Slot() {
-                    if (!kept) pool.close_one();
-                }
-            } slot{*this};
-            ++open_;
-            std::unique_ptr<Connection> conn;
-            std::exception_ptr failed;
-            try {
-                conn = co_await Connection::open(o);
-            } catch (...) {
-                failed = std::current_exception();
-            }
-            if (failed) {
-                backoff_ms_ = std::min<int64_t>(
-                    backoff_ms_ ? backoff_ms_ * 2 : o.reconnect_backoff_min.count(),
-                    o.reconnect_backoff_max.count());
-                next_attempt_ms_ = steady_ms() + backoff_ms_;
-                std::rethrow_exception(failed);
-            }
-            backoff_ms_ = 0;
-            next_attempt_ms_ = 0;
-            slot.kept = true;
-            co_return LeasePtr(new Lease(*this, std::move(conn), shared_.shared_from_this()));
-        }
-        if (waiters_.size() >= o.max_waiters)
-            unavailable("every database connection is busy and the queue is full");
-        std::unique_ptr<Connection> conn = co_await WaitAwaiter(*this);
-        if (conn) co_return LeasePtr(new Lease(*this, std::move(conn), shared_.shared_from_this()));
-        // null: a connection closed, so there may be room to open one: try again
+Task<Semaphore::Permit> LoopPool::wait_for_slot() {
+    if (auto slot = slots_.try_acquire()) co_return std::move(*slot);  // the usual case
+    // with_timeout's value must be default-constructible (when.hpp): a Permit is not.
+    auto acquire = [](Semaphore& slots) -> Task<std::optional<Semaphore::Permit>> {
+        co_return co_await slots.acquire();
+    };
+    std::optional<Semaphore::Permit> slot;
+    const char* refused = nullptr;
+    try {
+        slot = co_await with_timeout(acquire(slots_), options().queue_timeout);
+    } catch (const QueueFull&) {
+        refused = "every database connection is busy and the queue is full";
+    } catch (const TimeoutError&) {
+        refused = "no database connection free within queue_timeout";
     }
+    if (refused) unavailable(refused);
+    co_return std::move(*slot);
 }
 
-void LoopPool::give_back(std::unique_ptr<Connection> conn) {
+Task<LeasePtr> LoopPool::acquire() {
+    const Options& o = options();
+    Semaphore::Permit slot = co_await wait_for_slot();
+    while (!idle_.empty()) {
+        std::unique_ptr<Connection> conn = std::move(idle_.back());
+        idle_.pop_back();
+        if (!conn->closed_while_idle())
+            co_return LeasePtr(
+                new Lease(*this, std::move(conn), std::move(slot), shared_.shared_from_this()));
+        --open_;  // the server restarted or ended it meanwhile
+    }
+    if (steady_ms() < next_attempt_ms_) unavailable("database unreachable: waiting to reconnect");
+    // Counted while it opens; uncounted if that fails or the waiting query is cancelled.
+    struct Opening {
+        size_t& open;
+        bool kept = false;
+        ~Opening() {
+            if (!kept) --open;
+        }
+    } opening{++open_};
+    std::unique_ptr<Connection> conn;
+    std::exception_ptr failed;
+    try {
+        conn = co_await with_timeout(Connection::open(o), o.connect_timeout);
+    } catch (const TimeoutError&) {
+        failed = std::make_exception_ptr(
+            Unavailable("database connection: no answer within connect_timeout", o.retry_after_s));
+    } catch (...) {
+        failed = std::current_exception();
+    }
+    if (failed) {
+        backoff_ms_ =
+            std::min<int64_t>(backoff_ms_ ? backoff_ms_ * 2 : o.reconnect_backoff_min.count(),
+                              o.reconnect_backoff_max.count());
+        next_attempt_ms_ = steady_ms() + backoff_ms_;
+        std::rethrow_exception(failed);
+    }
+    backoff_ms_ = 0;
+    next_attempt_ms_ = 0;
+    opening.kept = true;
+    co_return LeasePtr(
+        new Lease(*this, std::move(conn), std::move(slot), shared_.shared_from_this()));
+}
+
+void LoopPool::give_back(std::unique_ptr<Connection> conn, Semaphore::Permit slot) {
     if (!conn) return;
-    if (conn->usable() && !conn->busy() && !conn->in_transaction()) return wake(std::move(conn));
+    if (conn->usable() && !conn->busy() && !conn->in_transaction()) {
+        idle_.push_back(std::move(conn));
+        return;  // then the slot: its next holder (woken on a later turn) finds it idle
+    }
     // Cleaning waits on the socket: only on this pool's loop (not at shutdown, from main).
     if (conn->usable() && EventLoop::current() == &loop_) {
         ++cleaning_;
-        clean(std::move(conn));
+        spawn(clean(std::move(conn), std::move(slot)));
         return;
     }
     conn.reset();
-    close_one();
+    --open_;
 }
 
-LoopPool::Detached LoopPool::clean(std::unique_ptr<Connection> conn) {
+// In the background (rivet::spawn), holding the connection's slot until it is clean. The app
+// cancels it at shutdown: the connection then closes.
+Task<> LoopPool::clean(std::unique_ptr<Connection> conn, Semaphore::Permit slot) {
     auto keep = shared_.shared_from_this();  // the pool stays while this runs
+    struct Counted {
+        size_t& n;
+        ~Counted() { --n; }
+    } counted{cleaning_};
     try {
         co_await conn->make_clean();
+        if (conn->busy() || conn->in_transaction()) conn->mark_broken();
     } catch (...) {
         conn->mark_broken();
     }
-    --cleaning_;
-    give_back(std::move(conn));
-}
-
-void LoopPool::close_one() {
-    --open_;
-    wake(nullptr);  // a waiter may now open one
-}
-
-void LoopPool::wake(std::unique_ptr<Connection> conn) {
-    while (!waiters_.empty()) {
-        std::shared_ptr<Waiter> w = std::move(waiters_.front());
-        waiters_.pop_front();
-        if (w->gone) continue;
-        w->woken = true;
-        w->conn = std::move(conn);
-        // Posted, never resumed here: give_back runs inside other coroutines' destructors.
-        loop_.post([w] {
-            if (w->gone) return;
-            w->resumed = true;
-            w->timer.cancel();
-            w->h.resume();
-        });
-        return;
-    }
-    if (conn) idle_.push_back(std::move(conn));
-}
-
-void LoopPool::forget(const std::shared_ptr<Waiter>& w) {
-    auto it = std::find(waiters_.begin(), waiters_.end(), w);
-    if (it != waiters_.end()) waiters_.erase(it);
+    give_back(std::move(conn), std::move(slot));
 }
 
 PoolStats LoopPool::stats() const {
-    return {.open = open_, .idle = idle_.size(), .waiting = waiters_.size(), .cleaning = cleaning_};
+    return {
+        .open = open_, .idle = idle_.size(), .waiting = slots_.waiting(), .cleaning = cleaning_};
 }
 
 }  // namespace detail

@@ -3,14 +3,13 @@
 // for one). A Lease is one connection taken from a LoopPool; destroying it gives it back.
 #pragma once
 
-#include <coroutine>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <rivet/coro.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/pg.hpp>
 
@@ -35,28 +34,19 @@ private:
     std::map<std::string, std::string> statements_;
 };
 
-// A query waiting for a connection (every one busy). Shared by its awaiter and the pool.
-struct Waiter {
-    std::coroutine_handle<> h;
-    std::unique_ptr<Connection> conn;  // handed over; null: retry (a connection closed)
-    bool woken = false;                // taken off the queue: a resume is posted
-    bool timed_out = false;
-    bool resumed = false;
-    bool gone = false;  // its coroutine was destroyed before the resume
-    TimerHandle timer;
-};
-
 class LoopPool {
 public:
-    LoopPool(PoolShared& shared, EventLoop& loop) : shared_(shared), loop_(loop) {}
-    ~LoopPool();
+    LoopPool(PoolShared& shared, EventLoop& loop)
+        : shared_(shared),
+          loop_(loop),
+          slots_(shared.options.max_connections, shared.options.max_waiters) {}
 
-    // A connection: an idle one, a new one (below max_connections), or after a wait in the
-    // bounded queue. Throws Unavailable (503) when none can be had.
+    // A connection: an idle one or a new one, once one of the max_connections slots is free
+    // (a bounded queue: rivet::Semaphore). Throws Unavailable (503) when none can be had.
     Task<LeasePtr> acquire();
-    // Back from a Lease: reused, cleaned first (a cancelled statement, an open transaction)
-    // or closed (broken).
-    void give_back(std::unique_ptr<Connection> conn);
+    // Back from a Lease with its slot: reused, cleaned first in the background (a cancelled
+    // statement, an open transaction), or closed (broken).
+    void give_back(std::unique_ptr<Connection> conn, Semaphore::Permit slot);
 
     PoolStats stats() const;
     const Options& options() const { return shared_.options; }
@@ -64,19 +54,17 @@ public:
     EventLoop& loop() { return loop_; }
 
 private:
-    class WaitAwaiter;
-    struct Detached;
-    Detached clean(std::unique_ptr<Connection> conn);
-    void close_one();  // a connection is gone: a waiter may open another
-    void wake(std::unique_ptr<Connection> conn);
-    void forget(const std::shared_ptr<Waiter>& w);
+    Task<Semaphore::Permit> wait_for_slot();
+    Task<> clean(std::unique_ptr<Connection> conn, Semaphore::Permit slot);
     [[noreturn]] void unavailable(std::string why) const;
 
     PoolShared& shared_;  // owns this
     EventLoop& loop_;
+    // A slot is the right to hold a connection (lent, opening, or being cleaned): so at most
+    // max_connections are open, since a new one is opened only when none is idle.
+    Semaphore slots_;
     std::vector<std::unique_ptr<Connection>> idle_;
-    std::deque<std::shared_ptr<Waiter>> waiters_;
-    size_t open_ = 0;  // open, opening, or lent
+    size_t open_ = 0;  // idle, lent, opening or being cleaned
     size_t cleaning_ = 0;
     // Reconnection backoff: no attempt before next_attempt_ms_ (steady clock).
     int64_t next_attempt_ms_ = 0;
@@ -85,13 +73,15 @@ private:
 
 class Lease {
 public:
-    Lease(LoopPool& pool, std::unique_ptr<Connection> conn, std::shared_ptr<PoolShared> keep)
-        : pool(pool), conn(std::move(conn)), keep_(std::move(keep)) {}
-    ~Lease() { pool.give_back(std::move(conn)); }
+    Lease(LoopPool& pool, std::unique_ptr<Connection> conn, Semaphore::Permit slot,
+          std::shared_ptr<PoolShared> keep)
+        : pool(pool), conn(std::move(conn)), slot_(std::move(slot)), keep_(std::move(keep)) {}
+    ~Lease() { pool.give_back(std::move(conn), std::move(slot_)); }
     LoopPool& pool;
     std::unique_ptr<Connection> conn;
 
 private:
+    Semaphore::Permit slot_;
     std::shared_ptr<PoolShared> keep_;  // the LoopPool lives as long as its PoolShared
 };
 

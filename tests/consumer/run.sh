@@ -10,7 +10,9 @@
 #         consumer sets BUILD_SHARED_LIBS=ON there, so this builds librivet.so (one more compile
 #         of the library serves both this and 5),
 #      c. a plain Makefile with pkg-config;
-#   5. that librivet.so installed (RIVET_INSTALL=ON) and used through find_package, as in 4a.
+#   5. that librivet.so installed (RIVET_INSTALL=ON) and used through find_package, as in 4a;
+#   6. when rivet_pg (PostgreSQL) was built: find_package(rivet COMPONENTS pg) and
+#      pkg-config rivet-pg (tests/consumer/pg), linked with libpq and run.
 # Usage: tests/consumer/run.sh [BUILD_DIR]   (default build; `make consumers` passes $(BUILD))
 # Every check runs even when an earlier one failed; the exit status is 1 if any failed.
 set -uo pipefail
@@ -157,6 +159,29 @@ check "configure" cmake -S "$here" -B "$tmp/s" -G Ninja -DCMAKE_BUILD_TYPE=Relea
 check "build" ninja -C "$tmp/s" -j "$jobs"
 check "the consumer loads PREFIX-SHARED's librivet.so" loads "$tmp/s/consumer" "$sprefix/lib/librivet.so"
 run_consumer "$tmp/s" "run: one request answered"
+
+if [ -e "$prefix/lib/librivet-pg.a" ]; then
+    step "6. rivet::pg: find_package(rivet COMPONENTS pg) and pkg-config rivet-pg"
+    check "PREFIX: rivetPgTargets.cmake, rivet-pg.pc" test -f \
+        "$prefix/lib/cmake/rivet/rivetPgTargets.cmake" -a -f "$prefix/lib/pkgconfig/rivet-pg.pc"
+    check "pkg-config --validate rivet-pg" pkg-config --validate rivet-pg
+    check "configure (COMPONENTS pg)" cmake -S "$here/pg" -B "$tmp/pg" -G Ninja \
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
+    check "build" ninja -C "$tmp/pg" -j "$jobs"
+    check "run" "$tmp/pg/pg_consumer"
+    # shellcheck disable=SC2046  # the flags are words
+    check "g++ with pkg-config --cflags --libs rivet-pg" g++ -std=c++20 -o "$tmp/pg-pc" \
+        "$here/pg/main.cpp" $(pkg-config --cflags --libs rivet-pg)
+    check "run (pkg-config build)" "$tmp/pg-pc"
+    refuses_component() {
+        ! cmake -S "$here/pg" -B "$tmp/pg-nocomp" -DCMAKE_PREFIX_PATH="$tmp/prefix-shared"
+    }
+    [ -e "$tmp/prefix-shared/lib/cmake/rivet/rivetPgTargets.cmake" ] ||
+        check "COMPONENTS pg refused by a prefix installed without it" refuses_component
+else
+    echo
+    echo "== 6. rivet::pg: not built (no libpq), skipped"
+fi
 
 echo
 if [ ${#failures[@]} -eq 0 ]; then

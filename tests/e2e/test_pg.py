@@ -132,6 +132,23 @@ def test_the_wait_queue_is_bounded_past_it_503_with_retry_after(start_server):
     assert call(srv, "GET", "/count")[0] == 200
 
 
+def test_a_queued_query_whose_client_leaves_gives_its_place_back(start_server, cluster):
+    srv = start_server(max_connections=1, max_waiters=4, threads=1)
+    holder = threading.Thread(target=lambda: call(srv, "GET", "/sleep?s=1"))
+    holder.start()
+    wait_for(lambda: sleeping_backends(cluster), 20, "the one connection to be busy")
+    queued = socket.create_connection((srv.host, srv.port), timeout=10 * SLOW)
+    queued.sendall(b"GET /count HTTP/1.1\r\nHost: pg\r\n\r\n")
+    wait_for(lambda: stats(srv)["waiting"] == 1, 20, "a query in the queue")
+    queued.close()  # cancelled while it waits: out of the queue
+    wait_for(lambda: stats(srv)["waiting"] == 0, 20, "the queue to empty")
+    holder.join(30 * SLOW)
+    # The slot it waited for went on: the one connection serves the next query.
+    assert call(srv, "GET", "/count")[0] == 200
+    s = stats(srv)
+    assert s["open"] == 1 and s["idle"] == 1, s
+
+
 def sleeping_backends(cluster):
     return cluster.sql("select pid from pg_stat_activity where state = 'active' and "
                        "query like '%rivet-pg-sleep%' and pid <> pg_backend_pid()")
@@ -150,6 +167,15 @@ def test_a_client_that_leaves_cancels_its_query(start_server, cluster):
     wait_for(lambda: stats(srv)["cleaning"] == 0, 10, "the cleaning to end")
     assert cluster.sql(f"select state from pg_stat_activity where pid = {pid}") == "idle"
     assert stats(srv)["open"] == 1
+    assert call(srv, "GET", "/count")[0] == 200
+
+
+def test_with_timeout_around_a_query_cancels_it(start_server, cluster):
+    srv = start_server(max_connections=1, threads=1)
+    status, _, _ = call(srv, "GET", "/sleep-deadline")
+    assert status == 504
+    wait_for(lambda: not sleeping_backends(cluster), 20, "pg_sleep to be cancelled")
+    wait_for(lambda: stats(srv)["idle"] == 1, 20, "the connection to be clean and idle")
     assert call(srv, "GET", "/count")[0] == 200
 
 

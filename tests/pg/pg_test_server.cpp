@@ -91,6 +91,12 @@ int main(int argc, char** argv) {
         co_await db.query("select pg_sleep($1::float8) /* rivet-pg-sleep */", s);
         res.text("slept");
     });
+    // A deadline around one query: TimeoutError (504), the statement cancelled on the server.
+    app.get("/sleep-deadline", [&](rivet::Request&, rivet::Response& res) -> rivet::Task<> {
+        co_await rivet::with_timeout(db.query("select pg_sleep(60) /* rivet-pg-sleep */"),
+                                     std::chrono::milliseconds(300));
+        res.text("slept");
+    });
     // mode=commit | rollback | throw (the Transaction is destroyed uncommitted)
     app.post("/pair", [&](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
         auto in = req.json();
