@@ -21,6 +21,9 @@ Scenarios:
     fetch_c32          GET /fetch: the server GETs nginx's /hello through its client's
                        kept-alive pool (32 idle connections at most in both), wrk -c32
 
+With --perf, each of rivet's runs is profiled (`perf record -e cpu-clock -g -p PID`) into
+bench/results/<timestamp>-pg-perf/; `perf report -i FILE --no-children --sort dso,symbol`.
+
 Every answer is checked before and after its run: the rows against the table itself, the body.
 Per run: req/s, server CPU µs per request (utime+stime from /proc over the run), wrk's p99, and
 the load average when it began. Raw runs: bench/results/<timestamp>-pg.json; the markdown
@@ -224,10 +227,19 @@ def one_run(fleet: Fleet, name: str, sc: str, rep: int) -> dict:
             while (n := fleet.db.sleeping()) < SLEEPERS * 0.9 and time.monotonic() < deadline:
                 time.sleep(0.1)
             rec["sleeping_before"] = n
+        perf = None
+        if fleet.args.perf and name == "rivet":  # perf's own overhead lands in this run's figures
+            rec["perf_data"] = str(fleet.args.perf_dir / f"rivet-{sc}-{rep}.perf.data")
+            perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-o",
+                                     rec["perf_data"], "-p", str(srv.pid), "--", "sleep",
+                                     str(max(1, seconds - 1))], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)  # fmt: skip
         cpu0, t0 = srv.cpu_ticks(), time.monotonic()
         w = wrk(fleet, srv.port, PATHS[sc], conns, seconds, fleet.logs / f"{name}-{sc}-{rep}.txt")
         time.sleep(0.3)  # the closing of wrk's connections belongs to the run
         ticks = srv.cpu_ticks() - cpu0
+        if perf:
+            perf.wait(timeout=60)
         if sleepers:
             rec["sleeping_after"] = fleet.db.sleeping()
             text = sleepers.communicate(timeout=seconds + 60)[0]
@@ -262,7 +274,14 @@ def main() -> None:
     ap.add_argument("--server-cpu", type=int, default=int(os.environ.get("BENCH_SERVER_CPU", "0")))
     ap.add_argument("--client-cpu", type=int, default=int(os.environ.get("BENCH_CLIENT_CPU", "1")))
     ap.add_argument("--port-base", type=int, default=18900)
+    ap.add_argument("--perf", action="store_true",
+                    help="perf record -e cpu-clock -g of rivet's runs into bench/results/<stamp>-pg-perf/"
+                    " (their figures then carry perf's overhead)")
     args = ap.parse_args()
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    args.perf_dir = BENCH_DIR / "results" / f"{stamp}-pg-perf"
+    if args.perf:
+        args.perf_dir.mkdir(parents=True)
     if args.smoke:
         args.reps, args.duration = 1, 1
     scenarios = [s for s in args.scenarios.split(",") if s]
@@ -300,7 +319,6 @@ def main() -> None:
     good = [r for r in runs if "error" not in r]
     out_dir = BENCH_DIR / "results"
     out_dir.mkdir(exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     command = os.environ.get("BENCH_COMMAND", "bash bench/run.sh --pg")
     (out_dir / f"{stamp}-pg.json").write_text(json.dumps(
         {"command": command, "versions": versions, "pool": args.pool, "runs": runs}, indent=1))
