@@ -21,6 +21,8 @@ Scenarios:
     fetch_c32          GET /fetch: the server GETs nginx's /hello through its client's
                        kept-alive pool (32 idle connections at most in both), wrk -c32
 
+With --servers rivet,rivet_base and PG_BENCH_BASE_SERVER=<another build of pg_bench_server>,
+both builds run side by side (before/after figures of a change to rivet::pg or the client).
 With --perf, each of rivet's runs is profiled (`perf record -e cpu-clock -g -p PID`) into
 bench/results/<timestamp>-pg-perf/; `perf report -i FILE --no-children --sort dso,symbol`.
 
@@ -56,9 +58,13 @@ from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SCENARIOS = pg_report.SCENARIOS
-SERVERS = ("rivet", "go", "go_exec")
+SERVERS = ("rivet", "go", "go_exec")  # the default set
+# rivet_base: the server PG_BENCH_BASE_SERVER names (another build of bench/pg_server.cpp),
+# beside this one, for before/after figures of a change from one interleaved run.
+KNOWN_SERVERS = SERVERS + ("rivet_base",)
 # Who runs what: go_exec differs from go only in the batch of queries20.
-RUNS_ON = {"queries20_c100": SERVERS}
+RUNS_ON = {"queries20_c100": KNOWN_SERVERS}
+DEFAULT_RUNS_ON = ("rivet", "go", "rivet_base")
 PATHS = {"db_c100": "/db", "queries20_c100": "/queries?queries=20", "hello_idle_c100": "/hello",
          "hello_sleep50_c100": "/hello", "fetch_c32": "/fetch"}
 CONNECTIONS = {"fetch_c32": 32}
@@ -147,8 +153,9 @@ class Fleet:
         pin = ["taskset", "-c", str(self.args.server_cpu)]
         upstream = self.upstream() if scenario == "fetch_c32" else "http://127.0.0.1:1/"
         pool = str(self.args.pool)
-        if name == "rivet":
-            cmd = pin + [str(self.rivet_bin), "--port", str(port), "--pg", self.db.conninfo,
+        if name in ("rivet", "rivet_base"):
+            binary = self.rivet_bin if name == "rivet" else os.environ.get("PG_BENCH_BASE_SERVER", "")
+            cmd = pin + [str(binary), "--port", str(port), "--pg", self.db.conninfo,
                          "--pool", pool, "--upstream", upstream, "--threads", "1"]
         else:
             cmd = pin + ["env", "GOMAXPROCS=1", str(self.go_bin), "-port", str(port), "-pg",
@@ -269,7 +276,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "3")))
     ap.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", "5")))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
-    ap.add_argument("--servers", default=",".join(SERVERS))
+    ap.add_argument("--servers", default=",".join(SERVERS),
+                    help="rivet,go,go_exec by default; rivet_base: the build PG_BENCH_BASE_SERVER names")
     ap.add_argument("--pool", type=int, default=4, help="query pool connections (both servers)")
     ap.add_argument("--server-cpu", type=int, default=int(os.environ.get("BENCH_SERVER_CPU", "0")))
     ap.add_argument("--client-cpu", type=int, default=int(os.environ.get("BENCH_CLIENT_CPU", "1")))
@@ -290,8 +298,10 @@ def main() -> None:
         if s not in SCENARIOS:
             raise SystemExit(f"unknown scenario {s!r} (known: {', '.join(SCENARIOS)})")
     for s in servers:
-        if s not in SERVERS:
-            raise SystemExit(f"unknown server {s!r} (known: {', '.join(SERVERS)})")
+        if s not in KNOWN_SERVERS:
+            raise SystemExit(f"unknown server {s!r} (known: {', '.join(KNOWN_SERVERS)})")
+    if "rivet_base" in servers and not os.access(os.environ.get("PG_BENCH_BASE_SERVER", "/-"), os.X_OK):
+        raise SystemExit("rivet_base: set PG_BENCH_BASE_SERVER to the pg_bench_server to compare with")
     if not pg_available():
         raise SystemExit("pg bench: PostgreSQL 15 not installed (bash scripts/setup.sh)")
     runs = []
@@ -300,7 +310,7 @@ def main() -> None:
         try:
             for rep in range(args.reps):
                 for sc in scenarios:
-                    for name in [s for s in servers if s in RUNS_ON.get(sc, ("rivet", "go"))]:
+                    for name in [s for s in servers if s in RUNS_ON.get(sc, DEFAULT_RUNS_ON)]:
                         log(f"pg bench: {sc} {name} run {rep + 1}/{args.reps}")
                         try:
                             runs.append(one_run(fleet, name, sc, rep))
