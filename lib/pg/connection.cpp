@@ -217,10 +217,12 @@ Task<> Connection::make_clean() {
         co_await flush();  // what was half sent must leave before the server can end it
         // PQcancel opens a second connection to the server and waits for its answer (libpq
         // has no asynchronous cancel before 17): on a worker, so the loop does not wait.
-        if (PGcancel* cancel = PQgetCancel(c_)) {
-            auto send_cancel = [cancel] {
+        // Freed with this frame, which a job in flight keeps until it ends (rivet/when.hpp).
+        std::unique_ptr<PGcancel, void (*)(PGcancel*)> cancel(PQgetCancel(c_), PQfreeCancel);
+        if (cancel) {
+            auto send_cancel = [raw = cancel.get()] {
                 char why[256];
-                PQcancel(cancel, why, sizeof why);
+                PQcancel(raw, why, sizeof why);
             };
             std::exception_ptr no_worker;
             try {
@@ -229,7 +231,6 @@ Task<> Connection::make_clean() {
                 no_worker = std::current_exception();  // the worker queue is full
             }
             if (no_worker) send_cancel();  // then here: a short block beats a query left running
-            PQfreeCancel(cancel);
         }
         while (co_await next_result()) {
         }
