@@ -17,7 +17,9 @@
 // large, malformed ...); any HTTP status, 4xx and 5xx included, is a response, not an error.
 // Cancellation: when the request whose handler waits is cancelled (its client left), the
 // upstream request is abandoned at once and its connection closed, never reused.
-// Only from a coroutine handler on an I/O loop (co_await elsewhere throws std::logic_error).
+// Only from a coroutine on an I/O loop (co_await elsewhere throws std::logic_error). Written
+// with rivet::until_complete, so it composes with the toolbox: with_timeout around a request,
+// when_all over several (each on its own connection).
 #pragma once
 
 #include <chrono>
@@ -31,7 +33,7 @@
 #include <utility>
 #include <vector>
 
-#include <rivet/event_loop.hpp>
+#include <rivet/completion.hpp>
 #include <rivet/task.hpp>
 
 namespace rivet {
@@ -96,36 +98,16 @@ const char* to_string(HttpClientError::Kind kind);
 
 namespace detail {
 
-struct ClientCall;  // src/app/client/http_client.cpp
-std::shared_ptr<ClientCall> start_client_call(EventLoop& loop, ClientRequest&& request,
-                                              const HttpClientOptions& defaults,
-                                              std::coroutine_handle<> h);
-void abandon_client_call(ClientCall& call) noexcept;
-ClientResponse client_call_result(ClientCall& call);
-EventLoop& current_loop();
+// Out of line (src/app/client/http_client.cpp): starts the request on the current loop; `c`
+// gets the response or an HttpClientError; cancelling the waiter abandons the request.
+void start_client_call(Completion<ClientResponse> c, ClientRequest&& request,
+                       const HttpClientOptions& defaults);
 
-class ClientAwaiter {
-public:
-    ClientAwaiter(ClientRequest request, const HttpClientOptions& defaults)
-        : request_(std::move(request)), defaults_(defaults) {}
-    ClientAwaiter(ClientAwaiter&&) noexcept = default;
-    ~ClientAwaiter() {
-        if (call_) abandon_client_call(*call_);  // cancelled (or done: then nothing to stop)
-    }
-    bool await_ready() const noexcept { return false; }
-    template <class P>
-    void await_suspend(std::coroutine_handle<P> h) {
-        EventLoop& loop = current_loop();
-        if (RootState* root = root_of(h)) root->on_suspend();
-        call_ = start_client_call(loop, std::move(request_), defaults_, h);
-    }
-    ClientResponse await_resume() { return client_call_result(*call_); }
-
-private:
-    ClientRequest request_;
-    HttpClientOptions defaults_;
-    std::shared_ptr<ClientCall> call_;
-};
+inline Task<ClientResponse> client_send(ClientRequest request, HttpClientOptions defaults) {
+    co_return co_await until_complete<ClientResponse>([&](Completion<ClientResponse> c) {
+        start_client_call(std::move(c), std::move(request), defaults);
+    });
+}
 
 }  // namespace detail
 
@@ -133,11 +115,13 @@ class HttpClient {
 public:
     explicit HttpClient(HttpClientOptions defaults = {}) : defaults_(std::move(defaults)) {}
 
-    detail::ClientAwaiter get(std::string url, ClientFields headers = {}) const {
+    // Tasks: co_await them, or combine them (when_all, when_any, with_timeout). Each holds
+    // copies of what it needs, the client's options included.
+    Task<ClientResponse> get(std::string url, ClientFields headers = {}) const {
         return send(ClientRequest{"GET", std::move(url), std::move(headers), {}, {}});
     }
-    detail::ClientAwaiter send(ClientRequest request) const {
-        return detail::ClientAwaiter(std::move(request), defaults_);
+    Task<ClientResponse> send(ClientRequest request) const {
+        return detail::client_send(std::move(request), defaults_);
     }
     const HttpClientOptions& options() const { return defaults_; }
 

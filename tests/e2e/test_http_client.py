@@ -228,3 +228,17 @@ def test_client_leaving_abandons_the_upstream_request(gateway, upstream):
     # The gateway goes on serving, and its pool holds nothing of the abandoned connection.
     status, j = fetch(gateway, upstream.url("/text"))
     assert j["body"] == "hello"
+
+
+def test_composes_with_when_all_and_with_timeout(gateway, upstream):
+    r = gateway.get("/fetch_both?" + urlencode({"a": upstream.url("/text"),
+                                                "b": upstream.url("/chunked")}))
+    assert r.json() == {"a": "hello", "b": "chunk one chunk two"}
+    r = gateway.get("/fetch_deadline?" + urlencode({"url": upstream.url("/text"), "ms": 5000}))
+    assert r.json() == {"status": 200, "body": "hello"}
+    # A deadline of the handler's own cancels the upstream request: the upstream sees the close.
+    t0 = time.monotonic()
+    r = gateway.get("/fetch_deadline?" + urlencode({"url": upstream.url("/hang"), "ms": 300}))
+    assert r.status == 504, r
+    assert time.monotonic() - t0 < 5 * SLOW
+    assert upstream.hang_client_left.wait(10 * SLOW), "the upstream connection stayed open"

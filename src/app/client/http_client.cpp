@@ -3,6 +3,8 @@
 // closed) when the waiting coroutine is.
 #include <rivet/http_client.hpp>
 
+#include <stdexcept>
+
 #include "app/async/loop_services.hpp"
 #include "client/transfer.hpp"
 #include "http/request_parser.hpp"
@@ -11,14 +13,6 @@
 namespace rivet {
 
 namespace detail {
-
-struct ClientCall {
-    net::Loop* loop = nullptr;
-    std::coroutine_handle<> waiter;
-    std::unique_ptr<client::Transfer> transfer;
-    std::optional<client::Outcome> outcome;
-    bool abandoned = false;
-};
 
 namespace {
 
@@ -68,52 +62,7 @@ HttpClientError::Kind convert(client::ErrorKind k) {
 
 }  // namespace
 
-std::shared_ptr<ClientCall> start_client_call(EventLoop& loop, ClientRequest&& request,
-                                              const HttpClientOptions& defaults,
-                                              std::coroutine_handle<> h) {
-    auto call = std::make_shared<ClientCall>();
-    call->loop = LoopAccess::services(loop).loop;
-    call->waiter = h;
-    client::Request r;
-    r.method = std::move(request.method);
-    r.headers = std::move(request.headers);
-    r.body = std::move(request.body);
-    r.options = convert(request.options ? *request.options : defaults);
-    std::string why;
-    auto url = client::parse_url(request.url, &why);
-    if (!url) {
-        // Resumed from the loop like every other outcome, never inside await_suspend.
-        call->outcome = client::Outcome{
-            {}, client::Error{client::ErrorKind::InvalidUrl, why + ": " + request.url}};
-        call->loop->post([call] {
-            if (!call->abandoned) call->waiter.resume();
-        });
-        return call;
-    }
-    r.url = std::move(*url);
-    std::weak_ptr<ClientCall> weak = call;
-    call->transfer = client::Transfer::start(*call->loop, std::move(r), [weak](client::Outcome o) {
-        auto c = weak.lock();
-        if (!c || c->abandoned) return;
-        c->outcome = std::move(o);
-        // Posted: the Transfer is still on the stack here, and the waiter may destroy it.
-        c->loop->post([c] {
-            if (!c->abandoned) c->waiter.resume();
-        });
-    });
-    return call;
-}
-
-void abandon_client_call(ClientCall& call) noexcept {
-    call.abandoned = true;
-    call.transfer.reset();  // closes an unfinished exchange's connection
-}
-
-ClientResponse client_call_result(ClientCall& call) {
-    call.transfer.reset();
-    client::Outcome& o = *call.outcome;
-    if (o.error) throw HttpClientError(convert(o.error->kind), o.error->message);
-    client::Response& in = *o.response;
+ClientResponse convert(client::Response&& in) {
     ClientResponse out;
     out.status = in.status;
     out.reason = std::move(in.reason);
@@ -122,6 +71,38 @@ ClientResponse client_call_result(ClientCall& call) {
     out.url = std::move(in.url);
     out.reused_connection = in.reused;
     return out;
+}
+
+void start_client_call(Completion<ClientResponse> c, ClientRequest&& request,
+                       const HttpClientOptions& defaults) {
+    EventLoop* loop = EventLoop::current();
+    if (!loop) throw std::logic_error("rivet::HttpClient: awaited off an I/O loop");
+    client::Request r;
+    r.method = std::move(request.method);
+    r.headers = std::move(request.headers);
+    r.body = std::move(request.body);
+    r.options = convert(request.options ? *request.options : defaults);
+    std::string why;
+    auto url = client::parse_url(request.url, &why);
+    if (!url) {
+        c.fail(std::make_exception_ptr(
+            HttpClientError(HttpClientError::Kind::InvalidUrl, why + ": " + request.url)));
+        return;
+    }
+    r.url = std::move(*url);
+    // The Transfer lives as long as the waiter's on_cancel function holds it: until the
+    // coroutine resumes (done or failed: the function is dropped then) or is cancelled (the
+    // function destroys it, closing an unfinished exchange's connection).
+    auto holder = std::make_shared<std::unique_ptr<client::Transfer>>();
+    *holder = client::Transfer::start(
+        *LoopAccess::services(*loop).loop, std::move(r), [c](client::Outcome o) {
+            if (o.error)
+                c.fail(std::make_exception_ptr(
+                    HttpClientError(convert(o.error->kind), o.error->message)));
+            else
+                c.done(convert(std::move(*o.response)));
+        });
+    c.on_cancel([holder] { holder->reset(); });
 }
 
 }  // namespace detail

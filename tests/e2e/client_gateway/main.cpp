@@ -7,6 +7,8 @@
 //       -> 200 {"status", "reason", "body", "url", "reused", "headers"} or
 //          502 {"error": kind, "message"}
 //   GET /fetch_many?url=U&n=N  -> N requests one after another; {"statuses", "reused"}
+//   GET /fetch_both?a=U&b=U    -> both at once (when_all): {"a": body, "b": body}
+//   GET /fetch_deadline?url=U&ms=MS -> with_timeout around the request: its answer, or 504
 //   GET /pool                  -> this loop's pool counters {"opened", "reused", "idle"}
 #include <rivet/rivet.hpp>
 
@@ -73,6 +75,19 @@ int main(int argc, char** argv) {
             reused += r.reused_connection;
         }
         res.json({{"statuses", statuses}, {"reused", reused}});
+    });
+    // Two upstreams at once; and a deadline of the handler's own around one request.
+    app.get("/fetch_both", [](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
+        rivet::HttpClient client(options_from(req));
+        auto [a, b] = co_await rivet::when_all(client.get(std::string(*req.query("a"))),
+                                               client.get(std::string(*req.query("b"))));
+        res.json({{"a", a.body}, {"b", b.body}});
+    });
+    app.get("/fetch_deadline", [](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
+        rivet::HttpClient client(options_from(req));
+        auto r = co_await rivet::with_timeout(client.get(std::string(*req.query("url"))),
+                                              std::chrono::milliseconds(number(req, "ms", 100)));
+        res.json({{"status", r.status}, {"body", r.body}});  // past the deadline: 504
     });
     app.get("/pool", [](rivet::Request&, rivet::Response& res) {
         auto s = rivet::HttpClient::pool_stats();
