@@ -52,7 +52,8 @@ sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
 import pg_report  # noqa: E402
-from peers import HELLO, PEERS, Fleet as PeerFleet, Ports, Server, log, process_tree, run_text  # noqa: E402
+from peers import HELLO, PEERS, Ports, Server, log, process_tree, run_text  # noqa: E402
+from peers import Fleet as PeerFleet  # noqa: E402
 from pg_cluster import PgCluster, available as pg_available  # noqa: E402
 from wrk_output import WrkOutputError, parse as parse_wrk  # noqa: E402
 
@@ -198,8 +199,8 @@ def check(fleet: Fleet, port: int, scenario: str) -> None:
             if sorted(row) != ["id", "randomNumber"] or not 1 <= row["id"] <= 10000:
                 raise RuntimeError(f"GET {path}: not a World row: {row!r}")
         ids = ",".join(str(r["id"]) for r in rows)
-        table = dict(tuple(map(int, line.split("|"))) for line in
-                     fleet.db.sql(f"select id, randomnumber from world where id in ({ids})").split("\n"))
+        found = fleet.db.sql(f"select id, randomnumber from world where id in ({ids})")
+        table = dict(tuple(map(int, line.split("|"))) for line in found.split("\n"))
         if any(table[r["id"]] != r["randomNumber"] for r in rows):
             raise RuntimeError(f"GET {path}: rows differ from the table: {body[:200]!r}")
     elif body != HELLO:
@@ -256,7 +257,8 @@ def one_run(fleet: Fleet, name: str, sc: str, rep: int) -> dict:
         rec.update({"requests": w["requests"], "errors": w["errors"],
                     "requests_per_s": w["requests_per_s"], "latency_p99_us": w["latency_p99_us"],
                     "wall_s": time.monotonic() - t0, "server_cpu_s": ticks / CLK_TCK,
-                    "cpu_us_per_request": ticks / CLK_TCK * 1e6 / w["requests"] if w["requests"] else None})
+                    "cpu_us_per_request": (ticks / CLK_TCK * 1e6 / w["requests"]
+                                           if w["requests"] else None)})
         check(fleet, srv.port, sc)
         if not srv.alive():
             raise RuntimeError(f"{name} died during the run")

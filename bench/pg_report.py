@@ -57,8 +57,9 @@ def report(runs: list[dict], command: str, pool: int) -> str:
                 cpu_r = stats.ratio(med["rivet"][1], med[peer][1])
                 rps_r = stats.ratio(med["rivet"][0], med[peer][0])
                 goal = peer != "rivet_base"  # the goals are against Go
-                out.append(f"| {sc} | rivet ÷ {peer} | {rps_r:.3f}{_mark(rps_r >= 1 if goal else None)} "
-                           f"| {cpu_r:.3f}{_mark(cpu_r <= 0.7 if goal else None)} | | | |")
+                rps_ok, cpu_ok = (rps_r >= 1, cpu_r <= 0.7) if goal else (None, None)
+                out.append(f"| {sc} | rivet ÷ {peer} | {rps_r:.3f}{_mark(rps_ok)} "
+                           f"| {cpu_r:.3f}{_mark(cpu_ok)} | | | |")
     for name in SERVERS:
         idle = [r for r in runs if r["server"] == name and r["scenario"] == LATENCY[0]]
         busy = [r for r in runs if r["server"] == name and r["scenario"] == LATENCY[1]]
