@@ -216,6 +216,12 @@ def wrk(fleet: Fleet, port: int, path: str, connections: int, seconds: int, out:
     return parse_wrk(r.stdout + r.stderr)
 
 
+def upstream_sockets(fleet: Fleet, state: str) -> int:
+    """Sockets to nginx in a TCP state (ss): how the client's pool kept its connections."""
+    out = run_text(["ss", "-Htan", "state", state, "dport", f"= :{fleet.nginx.port}"])
+    return len([line for line in out.splitlines() if line.strip()])
+
+
 def one_run(fleet: Fleet, name: str, sc: str, rep: int) -> dict:
     srv = fleet.start(name, sc)
     rec = {"server": name, "scenario": sc, "rep": rep, "load_avg_1m": os.getloadavg()[0]}
@@ -242,12 +248,16 @@ def one_run(fleet: Fleet, name: str, sc: str, rep: int) -> dict:
                                      rec["perf_data"], "-p", str(srv.pid), "--", "sleep",
                                      str(max(1, seconds - 1))], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)  # fmt: skip
+        closed0 = upstream_sockets(fleet, "time-wait") if sc == "fetch_c32" else 0
         cpu0, t0 = srv.cpu_ticks(), time.monotonic()
         w = wrk(fleet, srv.port, PATHS[sc], conns, seconds, fleet.logs / f"{name}-{sc}-{rep}.txt")
         time.sleep(0.3)  # the closing of wrk's connections belongs to the run
         ticks = srv.cpu_ticks() - cpu0
         if perf:
             perf.wait(timeout=60)
+        if sc == "fetch_c32":  # a kept-alive pool: as many open as wrk's connections, none closed
+            rec["upstream_open"] = upstream_sockets(fleet, "established")
+            rec["upstream_closed"] = max(0, upstream_sockets(fleet, "time-wait") - closed0)
         if sleepers:
             rec["sleeping_after"] = fleet.db.sleeping()
             text = sleepers.communicate(timeout=seconds + 60)[0]

@@ -45,6 +45,9 @@ def report(runs: list[dict], command: str, pool: int) -> str:
                 srps = _med(rs, "sleep_requests_per_s")
                 extra = (f"; /sleep: {srps['median']:.0f} req/s, in pg_sleep before/after "
                          f"≥ {before}/{after}")
+            if sc == "fetch_c32" and all("upstream_open" in r for r in rs):
+                extra = (f"; to nginx: {max(r['upstream_open'] for r in rs)} open after, "
+                         f"{max(r['upstream_closed'] for r in rs)} closed during a run (at most)")
             p99_ms = {k: v / 1000 for k, v in p99.items() if k in ("median", "min", "max")}
             p99_ms["n"] = p99["n"]
             out.append(f"| {sc} | {name} | {_cell(rps, ',.0f')} | {_cell(cpu, '.1f')} "

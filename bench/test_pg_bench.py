@@ -33,3 +33,11 @@ def test_latency_under_waiters():
     text = pg_report.report(runs, "x", 4)
     assert "rivet: /hello p99 with 50 waiting on pg_sleep ÷ idle: 5.00 ms ÷ 2.00 ms = 2.50 ✗" in text
     assert "/sleep: 245 req/s, in pg_sleep before/after ≥ 49/50" in text
+
+
+def test_upstream_pool_shown():
+    runs = [run("rivet", "fetch_c32", 10000, 30.0, 9000, upstream_open=32, upstream_closed=0),
+            run("go", "fetch_c32", 6000, 60.0, 9000, upstream_open=32, upstream_closed=2)]
+    text = pg_report.report(runs, "x", 4)
+    assert "| fetch_c32 | rivet | 10,000 | 30.0 | 9.00 ms | 0; to nginx: 32 open after, 0 closed" in text
+    assert "| fetch_c32 | rivet ÷ go | 1.667 ✓ | 0.500 ✓ |" in text
