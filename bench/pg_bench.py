@@ -218,7 +218,8 @@ def wrk(fleet: Fleet, port: int, path: str, connections: int, seconds: int, out:
 
 def upstream_sockets(fleet: Fleet, state: str) -> int:
     """Sockets to nginx in a TCP state (ss): how the client's pool kept its connections."""
-    out = run_text(["ss", "-Htan", "state", state, "dport", f"= :{fleet.nginx.port}"])
+    port = fleet.nginx.port  # TIME_WAIT stays on the side that closed first: either side
+    out = run_text(["ss", "-Htan", "state", state, f"( dport = :{port} or sport = :{port} )"])
     return len([line for line in out.splitlines() if line.strip()])
 
 
@@ -256,7 +257,7 @@ def one_run(fleet: Fleet, name: str, sc: str, rep: int) -> dict:
         if perf:
             perf.wait(timeout=60)
         if sc == "fetch_c32":  # a kept-alive pool: as many open as wrk's connections, none closed
-            rec["upstream_open"] = upstream_sockets(fleet, "established")
+            rec["upstream_open"] = upstream_sockets(fleet, "established") // 2  # both ends
             rec["upstream_closed"] = max(0, upstream_sockets(fleet, "time-wait") - closed0)
         if sleepers:
             rec["sleeping_after"] = fleet.db.sleeping()
