@@ -132,7 +132,8 @@ struct Notification {
 
 // LISTEN on a dedicated connection of its own (not one of the pool's), opened by the first
 // next(). Notifications sent while it is not connected are lost (PostgreSQL keeps none): after
-// a ConnectionLost, the next next() reconnects and listens again. On one loop at a time.
+// a ConnectionLost, the next next() reconnects and listens again. On one loop, one next() at
+// a time (the loop that made it).
 class Listener {
 public:
     Listener(Listener&&) noexcept;
