@@ -3,9 +3,10 @@
 //   rivet::HttpClient client;                      // cheap: options only; share it or not
 //   auto r = co_await client.get("https://api.example.com/items?id=7");
 //   if (r.status == 200) use(r.body);
-//   auto p = co_await client.send({.method = "POST", .url = url,
-//                                  .headers = {{"Content-Type", "application/json"}},
-//                                  .body = json});
+//   rivet::ClientRequest post{.method = "POST", .url = url,
+//                             .headers = {{"Content-Type", "application/json"}}, .body = json};
+//   auto p = co_await client.send(std::move(post));  // named: GCC 12 destroys a braced
+//                                                     // temporary inside co_await twice
 //
 // Connections are kept alive and reused per origin (scheme, host, port) per I/O loop; names are
 // resolved asynchronously (c-ares); https verifies the server's certificate against the system's
@@ -97,11 +98,55 @@ private:
 const char* to_string(HttpClientError::Kind kind);
 
 namespace detail {
+struct ClientStreamState;  // src/app/client/client_stream.cpp
+}
+
+// A response whose body is read in pieces as it arrives (HttpClient::stream): the head is here
+// once it has arrived; read() gives the body. Reading from the upstream pauses while 256 KiB
+// wait unread, so a slow reader holds back a fast server rather than filling memory.
+// max_response_bytes still bounds the whole body; the total timeout still runs (set
+// `timeout` to 0 for none). Destroying the stream before the end abandons the request (the
+// connection is closed); one read to the end returns the connection to the pool.
+class ClientStream {
+public:
+    int status = 0;
+    std::string reason;
+    ClientFields headers;
+    std::string url;
+    bool reused_connection = false;
+
+    std::optional<std::string_view> header(std::string_view name) const;
+    // The next piece of the body (never empty), or nullopt once it has ended; throws
+    // HttpClientError (Timeout, TooLarge, Malformed, Closed) when it cannot go on.
+    Task<std::optional<std::string>> read();
+
+    ClientStream() = default;
+    ClientStream(ClientStream&&) noexcept = default;
+    ClientStream& operator=(ClientStream&&) noexcept = default;
+    ~ClientStream();
+
+private:
+    friend struct detail::ClientStreamState;
+    std::shared_ptr<detail::ClientStreamState> state_;
+};
+
+namespace detail {
 
 // Out of line (src/app/client/http_client.cpp): starts the request on the current loop; `c`
 // gets the response or an HttpClientError; cancelling the waiter abandons the request.
 void start_client_call(Completion<ClientResponse> c, ClientRequest&& request,
                        const HttpClientOptions& defaults);
+
+void start_client_stream(Completion<ClientStream> c, ClientRequest&& request,
+                         const HttpClientOptions& defaults);
+void start_stream_read(Completion<std::optional<std::string>> c,
+                       const std::shared_ptr<ClientStreamState>& state);
+
+inline Task<ClientStream> client_stream(ClientRequest request, HttpClientOptions defaults) {
+    co_return co_await until_complete<ClientStream>([&](Completion<ClientStream> c) {
+        start_client_stream(std::move(c), std::move(request), defaults);
+    });
+}
 
 inline Task<ClientResponse> client_send(ClientRequest request, HttpClientOptions defaults) {
     co_return co_await until_complete<ClientResponse>([&](Completion<ClientResponse> c) {
@@ -123,6 +168,10 @@ public:
     Task<ClientResponse> send(ClientRequest request) const {
         return detail::client_send(std::move(request), defaults_);
     }
+    // The head as soon as it has arrived, the body read in pieces (ClientStream::read).
+    Task<ClientStream> stream(ClientRequest request) const {
+        return detail::client_stream(std::move(request), defaults_);
+    }
     const HttpClientOptions& options() const { return defaults_; }
 
     // Connections this thread's loop opened and reused so far, and how many are idle now.
@@ -136,5 +185,17 @@ public:
 private:
     HttpClientOptions defaults_;
 };
+
+}  // namespace rivet
+
+namespace rivet {
+
+inline Task<std::optional<std::string>> ClientStream::read() {
+    auto state = state_;  // the frame's own reference: the stream may move meanwhile
+    co_return co_await until_complete<std::optional<std::string>>(
+        [&](Completion<std::optional<std::string>> c) {
+            detail::start_stream_read(std::move(c), state);
+        });
+}
 
 }  // namespace rivet

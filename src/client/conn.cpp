@@ -47,11 +47,14 @@ std::string openssl_error(const char* what) {
 // One client SSL_CTX per trust setting, shared by every loop (OpenSSL's contexts are
 // thread-safe once set up).
 SSL_CTX* client_ctx(const Options& o, std::string& error) {
+    struct Free {
+        void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
+    };
     static std::mutex mu;
-    static std::map<std::pair<bool, std::string>, SSL_CTX*> ctxs;
+    static std::map<std::pair<bool, std::string>, std::unique_ptr<SSL_CTX, Free>> ctxs;
     std::lock_guard lock(mu);
     auto& slot = ctxs[{o.verify_peer, o.ca_file}];
-    if (slot) return slot;
+    if (slot) return slot.get();
     SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx) {
         error = openssl_error("SSL_CTX_new");
@@ -73,7 +76,8 @@ SSL_CTX* client_ctx(const Options& o, std::string& error) {
     }
     static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
     SSL_CTX_set_alpn_protos(ctx, alpn, sizeof alpn);
-    return slot = ctx;
+    slot.reset(ctx);
+    return ctx;
 }
 
 }  // namespace

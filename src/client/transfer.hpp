@@ -61,6 +61,9 @@ struct Request {
     Fields headers;
     std::string body;
     Options options;
+    // Streamed: `done` gets the head (an empty body) as soon as it has arrived, and the body is
+    // taken in pieces (take_body) while it arrives; reading pauses while kStreamWindow bytes wait.
+    bool stream = false;
 };
 
 struct Response {
@@ -87,6 +90,16 @@ public:
     // posted to the loop).
     static std::unique_ptr<Transfer> start(net::Loop& loop, Request request, Done done);
     ~Transfer();
+
+    // A streamed body (after `done` gave the head). On the loop's thread.
+    static constexpr size_t kStreamWindow = 256 * 1024;
+    enum class BodyState : uint8_t { More, End, Failed };
+    BodyState body_state() const;     // End / Failed: once what take_body() gives is taken
+    const Error* body_error() const;  // when Failed
+    std::string take_body();          // what has arrived (maybe nothing); resumes a paused read
+    // Called once (on the loop) when body bytes arrive, the body ends, or it fails; set again
+    // for the next time.
+    void on_body(std::function<void()> fn);
     Transfer(const Transfer&) = delete;
     Transfer& operator=(const Transfer&) = delete;
 

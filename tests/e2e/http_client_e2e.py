@@ -19,6 +19,7 @@ class Upstream:
         self.peers = []  # (client port) per request, in order
         self.hang_started = threading.Event()
         self.hang_client_left = threading.Event()
+        self.drip_client_left = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -69,6 +70,21 @@ class Upstream:
                     self.send_body(b"", 302, [("Location", q.get("to", "/text"))])
                 elif path == "/loop":
                     self.send_body(b"", 307, [("Location", "/loop")])
+                elif path == "/drip":
+                    # One chunk, then holds the rest until the client closes the connection.
+                    self.send_response(200)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.wfile.write(b"5\r\nfirst\r\n")
+                    self.wfile.flush()
+                    self.connection.settimeout(60)
+                    try:
+                        while self.connection.recv(1024):
+                            pass
+                    except OSError:
+                        pass
+                    owner.drip_client_left.set()
+                    self.close_connection = True
                 elif path == "/hang":
                     # Holds the request until the client closes the connection, and notes it.
                     owner.hang_started.set()

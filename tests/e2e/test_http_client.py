@@ -242,3 +242,30 @@ def test_composes_with_when_all_and_with_timeout(gateway, upstream):
     assert r.status == 504, r
     assert time.monotonic() - t0 < 5 * SLOW
     assert upstream.hang_client_left.wait(10 * SLOW), "the upstream connection stayed open"
+
+
+def test_streamed_bodies_in_pieces_with_a_slow_reader(gateway, upstream):
+    for path, n in (("/big?n=3000000", 3000000), ("/chunked?n=1000000", 1000000),
+                    ("/until_close?n=700000", 700000)):
+        r = gateway.get("/stream?" + urlencode({"url": upstream.url(path), "pause_ms": 2,
+                                                "max": 4000000}), timeout=60)
+        j = r.json()
+        assert "error" not in j, (path, j)
+        assert (j["status"], j["bytes"]) == (200, n), (path, j)
+        assert j["pieces"] > 1, "read as it arrives, not at the end"
+        assert j["largest"] <= 256 * 1024 + 64 * 1024, "the window bounds what waits unread"
+    r = gateway.get("/stream?" + urlencode({"url": upstream.url("/text")}))
+    assert r.json()["head"] == "hello"
+    r = gateway.get("/stream?" + urlencode({"url": upstream.url("/chunked?n=300000"),
+                                            "max": 100000}))
+    assert (r.status, r.json()["error"]) == (502, "too_large"), r
+
+
+def test_a_stream_dropped_early_closes_the_upstream_connection(gateway, upstream):
+    r = gateway.get("/stream?" + urlencode({"url": upstream.url("/drip"), "stop_after": 1}))
+    assert r.json()["head"] == "first", r
+    assert upstream.drip_client_left.wait(10 * SLOW), "the upstream connection stayed open"
+    # A stream read to its end gives its connection back: the next request reuses it.
+    gateway.get("/stream?" + urlencode({"url": upstream.url("/text")}))
+    status, j = fetch(gateway, upstream.url("/text"))
+    assert j["reused"] is True, j

@@ -6,13 +6,14 @@
 #include <stdexcept>
 
 #include "app/async/loop_services.hpp"
+#include "app/client/client_call.hpp"
 #include "client/transfer.hpp"
 #include "http/request_parser.hpp"
 #include "net/loop.hpp"
 
 namespace rivet {
 
-namespace detail {
+namespace app {
 
 namespace {
 
@@ -62,6 +63,41 @@ HttpClientError::Kind convert(client::ErrorKind k) {
 
 }  // namespace
 
+std::optional<client::Request> client_request(ClientRequest&& request,
+                                              const HttpClientOptions& defaults,
+                                              std::exception_ptr& error) {
+    client::Request r;
+    r.method = std::move(request.method);
+    r.headers = std::move(request.headers);
+    r.body = std::move(request.body);
+    r.options = convert(request.options ? *request.options : defaults);
+    std::string why;
+    auto url = client::parse_url(request.url, &why);
+    if (!url) {
+        error = std::make_exception_ptr(
+            HttpClientError(HttpClientError::Kind::InvalidUrl, why + ": " + request.url));
+        return std::nullopt;
+    }
+    r.url = std::move(*url);
+    return r;
+}
+
+std::exception_ptr client_error(const client::Error& e) {
+    return std::make_exception_ptr(HttpClientError(convert(e.kind), e.message));
+}
+
+net::Loop& client_loop() {
+    EventLoop* loop = EventLoop::current();
+    if (!loop) throw std::logic_error("rivet::HttpClient: awaited off an I/O loop");
+    return *detail::LoopAccess::services(*loop).loop;
+}
+
+}  // namespace app
+
+namespace detail {
+
+namespace {
+
 ClientResponse convert(client::Response&& in) {
     ClientResponse out;
     out.status = in.status;
@@ -73,35 +109,24 @@ ClientResponse convert(client::Response&& in) {
     return out;
 }
 
+}  // namespace
+
 void start_client_call(Completion<ClientResponse> c, ClientRequest&& request,
                        const HttpClientOptions& defaults) {
-    EventLoop* loop = EventLoop::current();
-    if (!loop) throw std::logic_error("rivet::HttpClient: awaited off an I/O loop");
-    client::Request r;
-    r.method = std::move(request.method);
-    r.headers = std::move(request.headers);
-    r.body = std::move(request.body);
-    r.options = convert(request.options ? *request.options : defaults);
-    std::string why;
-    auto url = client::parse_url(request.url, &why);
-    if (!url) {
-        c.fail(std::make_exception_ptr(
-            HttpClientError(HttpClientError::Kind::InvalidUrl, why + ": " + request.url)));
-        return;
-    }
-    r.url = std::move(*url);
+    net::Loop& loop = app::client_loop();
+    std::exception_ptr error;
+    auto r = app::client_request(std::move(request), defaults, error);
+    if (!r) return c.fail(error);
     // The Transfer lives as long as the waiter's on_cancel function holds it: until the
     // coroutine resumes (done or failed: the function is dropped then) or is cancelled (the
     // function destroys it, closing an unfinished exchange's connection).
     auto holder = std::make_shared<std::unique_ptr<client::Transfer>>();
-    *holder = client::Transfer::start(
-        *LoopAccess::services(*loop).loop, std::move(r), [c](client::Outcome o) {
-            if (o.error)
-                c.fail(std::make_exception_ptr(
-                    HttpClientError(convert(o.error->kind), o.error->message)));
-            else
-                c.done(convert(std::move(*o.response)));
-        });
+    *holder = client::Transfer::start(loop, std::move(*r), [c](client::Outcome o) {
+        if (o.error)
+            c.fail(app::client_error(*o.error));
+        else
+            c.done(convert(std::move(*o.response)));
+    });
     c.on_cancel([holder] { holder->reset(); });
 }
 

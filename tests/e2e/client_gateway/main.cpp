@@ -9,6 +9,8 @@
 //   GET /fetch_many?url=U&n=N  -> N requests one after another; {"statuses", "reused"}
 //   GET /fetch_both?a=U&b=U    -> both at once (when_all): {"a": body, "b": body}
 //   GET /fetch_deadline?url=U&ms=MS -> with_timeout around the request: its answer, or 504
+//   GET /stream?url=U[&pause_ms=MS][&stop_after=BYTES] -> the body read in pieces:
+//              {"status", "pieces", "bytes", "largest", "head"}
 //   GET /pool                  -> this loop's pool counters {"opened", "reused", "idle"}
 #include <rivet/rivet.hpp>
 
@@ -88,6 +90,35 @@ int main(int argc, char** argv) {
         auto r = co_await rivet::with_timeout(client.get(std::string(*req.query("url"))),
                                               std::chrono::milliseconds(number(req, "ms", 100)));
         res.json({{"status", r.status}, {"body", r.body}});  // past the deadline: 504
+    });
+    // The body in pieces; `pause_ms` between reads (a slow reader), `stop_after` bytes (a reader
+    // that gives up: the stream is dropped).
+    app.get("/stream", [](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
+        rivet::HttpClient client(options_from(req));
+        const uint64_t pause = number(req, "pause_ms", 0),
+                       stop_after = number(req, "stop_after", 0);
+        try {
+            // A named request: GCC 12 destroys a braced temporary inside co_await twice.
+            rivet::ClientRequest call{.url = std::string(req.query("url").value_or(""))};
+            rivet::ClientStream s = co_await client.stream(std::move(call));
+            uint64_t pieces = 0, bytes = 0, largest = 0;
+            std::string head;
+            while (auto piece = co_await s.read()) {
+                ++pieces;
+                bytes += piece->size();
+                largest = std::max<uint64_t>(largest, piece->size());
+                if (head.size() < 16) head += piece->substr(0, 16 - head.size());
+                if (stop_after && bytes >= stop_after) break;
+                if (pause) co_await rivet::sleep(std::chrono::milliseconds(pause));
+            }
+            res.json({{"status", s.status},
+                      {"pieces", pieces},
+                      {"bytes", bytes},
+                      {"largest", largest},
+                      {"head", head}});
+        } catch (const rivet::HttpClientError& e) {
+            res.status(502).json({{"error", rivet::to_string(e.kind())}, {"message", e.what()}});
+        }
     });
     app.get("/pool", [](rivet::Request&, rivet::Response& res) {
         auto s = rivet::HttpClient::pool_stats();

@@ -185,6 +185,22 @@ TEST(ClientTransfer, KeptAliveConnectionIsReusedButNotOneWithStrayBytes) {
     EXPECT_EQ(server.connections.load(), 2);
 }
 
+TEST(ClientTransfer, ReusedConnectionClosedBeforeAnAnswerIsRetriedOnceOnANewOne) {
+    // The server reads the second request on the first connection and closes it unanswered, as
+    // a server closing an idle connection just as a request arrives does.
+    ScriptedServer server([](int req, int conn) {
+        if (conn == 0 && req == 1) return std::string("<close>");
+        return std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+    LoopRunner r;
+    Outcome a = run(r, server.url());
+    Outcome b = run(r, server.url());
+    ASSERT_TRUE(a.response && b.response) << (b.error ? b.error->message : "");
+    EXPECT_EQ(b.response->body, "ok");
+    EXPECT_FALSE(b.response->reused) << "answered on the new connection";
+    EXPECT_EQ(server.connections.load(), 2);
+}
+
 TEST(ClientTransfer, ChunkedBodyOverTheBoundIsTooLarge) {
     ScriptedServer server([](int, int) {
         std::string out = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
