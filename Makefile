@@ -110,6 +110,7 @@ bench-smoke: build
 	bash bench/run.sh --tls --smoke
 	bash bench/run.sh --websocket --smoke
 	bash bench/run.sh --http2 --smoke
+	bash bench/run.sh --pg --smoke
 	bash bench/portable.sh pack $(BUILD)/portable
 	bash bench/portable.sh check $(BUILD)/portable
 

@@ -22,6 +22,13 @@
 #                                h2 connection (TLS and h2c); prints a table (~6 min with the
 #                                default 2 runs of 3 s); with --smoke: every scenario once with
 #                                2,000 requests or 100 idle connections (~10 s)
+#   bash bench/run.sh --pg       PostgreSQL and the HTTP client, per core (bench/pg_bench.py):
+#                                bench/pg_server.cpp (rivet::pg, rivet::HttpClient) against Go's
+#                                net/http + pgx v5 (bench/peers/go_pg): TechEmpower's single
+#                                query and 20 queries, /hello p99 idle and while 50 requests wait
+#                                on pg_sleep(0.2), a GET to nginx through each one's client; its
+#                                own PostgreSQL 15; prints a table (~3 min with the default 3
+#                                runs of 5 s); with --smoke: every scenario once for 1 s (~25 s)
 #   bash bench/run.sh --smoke    CI smoke test (~1 min): every server started, answered correctly
 #                                and produced a row; figures not asserted; docs untouched.
 #                                Uses oha only if bench/tools.sh already built it.
@@ -45,6 +52,12 @@ cd "$(dirname "$0")/.."
 # inherit this); where the hard limit is lower than 65536, take what the hard limit allows.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
+for a in "$@"; do
+  if [ "$a" = --pg ] && [ ! -x "${PG_BENCH_SERVER:-build/pg_bench_server}" ]; then
+    echo "bench: build/pg_bench_server missing; building it (make build; needs libpq-dev)" >&2
+    make --no-print-directory build >&2
+  fi
+done
 if [ -z "${RIVET_BIN:-}" ] && [ ! -x build/rivet ]; then
   echo "bench: build/rivet missing; building it (make build)" >&2
   make --no-print-directory build >&2
@@ -59,6 +72,7 @@ for a in "$@"; do
     --tls) script=bench/tls_bench.py; tools_args=(--no-build) ;;
     --websocket) script=bench/ws_bench.py; tools_args=(--no-build) ;;
     --http2) script=bench/h2_bench.py; tools_args=(--no-build) ;;
+    --pg) script=bench/pg_bench.py; tools_args=(--no-build) ;;
     --smoke) tools_args=(--no-build) ;;
     --engine) engine=1; tools_args=(--no-build) ;;
   esac

@@ -112,4 +112,6 @@ fi
 # module cache, so that the test builds it without the network; nothing when already there.
 if command -v go >/dev/null 2>&1; then
   (cd "$(dirname "$0")/../tests/e2e/clients/go" && go mod download)
+  # The benchmark's Go peer of rivet::pg (bench/peers/go_pg: pgx v5), the same way.
+  (cd "$(dirname "$0")/../bench/peers/go_pg" && go mod download)
 fi
