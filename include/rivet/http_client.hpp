@@ -46,25 +46,25 @@ struct HttpClientOptions {
     size_t max_header_bytes = 64 * 1024;                // the response head; past it: TooLarge
     unsigned max_redirects = 0;  // 0: a 3xx is returned as it is; n: follow up to n
     bool verify_peer = true;     // https: refuse a certificate not trusted or not for the host
-    std::string ca_file;         // https: trust these certificates (PEM) instead of the system's
+    std::string ca_file{};       // https: trust these certificates (PEM) instead of the system's
 };
 
 using ClientFields = std::vector<std::pair<std::string, std::string>>;
 
 struct ClientRequest {
     std::string method = "GET";
-    std::string url;  // http://... or https://...
-    ClientFields headers;
-    std::string body;                          // sent with Content-Length
-    std::optional<HttpClientOptions> options;  // else the client's
+    std::string url{};  // http://... or https://...
+    ClientFields headers{};
+    std::string body{};                          // sent with Content-Length
+    std::optional<HttpClientOptions> options{};  // else the client's
 };
 
 struct ClientResponse {
     int status = 0;
-    std::string reason;
-    ClientFields headers;
-    std::string body;
-    std::string url;                 // where the answer came from (after redirects)
+    std::string reason{};
+    ClientFields headers{};
+    std::string body{};
+    std::string url{};               // where the answer came from (after redirects)
     bool reused_connection = false;  // over a kept-alive connection
 
     // The first field named `name` (case-insensitive), or nullopt.
@@ -110,9 +110,9 @@ struct ClientStreamState;  // src/app/client/client_stream.cpp
 class ClientStream {
 public:
     int status = 0;
-    std::string reason;
-    ClientFields headers;
-    std::string url;
+    std::string reason{};
+    ClientFields headers{};
+    std::string url{};
     bool reused_connection = false;
 
     std::optional<std::string_view> header(std::string_view name) const;

@@ -34,7 +34,7 @@ namespace rivet::pg {
 struct Options {
     // libpq's connection string or URI ("host=/tmp port=5432 dbname=app user=app",
     // "postgresql://app@db/app"); see libpq's "Connection Strings".
-    std::string conninfo;
+    std::string conninfo{};
     size_t max_connections = 4;  // per I/O loop
     size_t max_waiters = 64;     // queries waiting for a connection, per loop; past it: 503
     // A waiting query gives up after this (503) rather than wait for ever.
@@ -57,7 +57,7 @@ public:
     const std::string& reason() const noexcept { return reason_; }  // for logs, not the client
 
 private:
-    std::string reason_;
+    std::string reason_{};
 };
 
 // The connection broke while a statement was in flight: whether it ran is unknown.
@@ -102,7 +102,7 @@ public:
     const std::vector<Statement>& statements() const { return statements_; }
 
 private:
-    std::vector<Statement> statements_;
+    std::vector<Statement> statements_{};
 };
 
 // A transaction on one connection, begun by Pool::transaction(). Destroyed before commit() or
@@ -133,8 +133,8 @@ private:
 };
 
 struct Notification {
-    std::string channel;
-    std::string payload;
+    std::string channel{};
+    std::string payload{};
     int backend_pid = 0;  // the notifying session's server process
 };
 
@@ -156,7 +156,7 @@ public:
 private:
     friend class Pool;
     explicit Listener(std::unique_ptr<detail::ListenerState> state);
-    std::unique_ptr<detail::ListenerState> state_;
+    std::unique_ptr<detail::ListenerState> state_{};
 };
 
 struct PoolStats {        // the calling loop's
@@ -197,7 +197,7 @@ public:
 private:
     Task<Result> run(std::string sql_or_name, Params params, bool prepared);
     detail::LoopPool& here() const;
-    std::shared_ptr<detail::PoolShared> shared_;
+    std::shared_ptr<detail::PoolShared> shared_{};
 };
 
 }  // namespace rivet::pg

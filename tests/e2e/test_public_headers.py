@@ -20,9 +20,15 @@ def test_rivet_hpp_reaches_every_core_header(tmp_path):
 
 
 DESIGNATED = """
+#include <rivet/http_client.hpp>
+#include <rivet/pg.hpp>
 #include <rivet/rivet.hpp>
 #include <rivet/static_files.hpp>
 int main() {
+    rivet::ClientRequest post{.method = "POST", .url = "http://x/", .body = "b"};
+    rivet::pg::Options db{.conninfo = "dbname=x", .max_connections = 2};
+    (void)post;
+    (void)db;
     rivet::App app;
     rivet::RunOptions nested{.port = 8080, .limits = {.max_connections = 10},
                              .timeouts = {.idle_ms = 1000}, .tls = {.port = 8443},
