@@ -3,8 +3,8 @@
 //
 //   GET /hello              Hello, World!
 //   GET /db                 one random row of World as {"id":..,"randomNumber":..} (prepared)
-//   GET /queries?queries=N  N random rows (1..500) as a JSON array, sent as one pg::Batch
-//                           (libpq's pipeline mode: one round trip)
+//   GET /queries?queries=N  N random rows (1..500) as a JSON array, sent as one pg::Batch of
+//                           the prepared statement (libpq's pipeline mode: one round trip)
 //   GET /sleep              select pg_sleep(0.2) on a pool of its own; answers "slept"
 //   GET /fetch              GET --upstream with rivet::HttpClient (kept-alive pool); its body back
 //
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     app.get("/queries", [&](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
         int n = queries_param(req);
         pg::Batch batch;
-        for (int i = 0; i < n; ++i) batch.add(kWorldSql, random_id());
+        for (int i = 0; i < n; ++i) batch.add_prepared("world", random_id());
         auto results = co_await db.pipeline(std::move(batch));
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& r : results) rows.push_back(world_json(r.at(0)));
