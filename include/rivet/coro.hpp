@@ -2,6 +2,7 @@
 // without blocking its loop.
 //
 //   rivet/async.hpp       sleep, ready/readable/writable on a descriptor, on_workers
+//   rivet/fd_watch.hpp    FdWatch: a descriptor waited on again and again, no epoll_ctl per wait
 //   rivet/completion.hpp  until_complete + Completion: an awaitable of one's own, cancel-safe
 //   rivet/when.hpp        when_all, when_any, with_timeout
 //   rivet/sync.hpp        Semaphore, Event, Channel
@@ -10,6 +11,7 @@
 
 #include <rivet/async.hpp>
 #include <rivet/completion.hpp>
+#include <rivet/fd_watch.hpp>
 #include <rivet/spawn.hpp>
 #include <rivet/sync.hpp>
 #include <rivet/task.hpp>

@@ -2,8 +2,6 @@
 // results as they arrive. libpq is non-blocking here (PQsetnonblocking), so no call waits.
 #include "connection.hpp"
 
-#include <poll.h>
-
 #include <algorithm>
 
 #include <rivet/coro.hpp>
@@ -64,21 +62,24 @@ Task<std::unique_ptr<Connection>> Connection::open(const Options& options) {
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK) {
         if (state == PGRES_POLLING_READING)
-            co_await readable(PQsocket(raw));
+            co_await rivet::readable(PQsocket(raw));
         else
-            co_await writable(PQsocket(raw));
+            co_await rivet::writable(PQsocket(raw));
         state = PQconnectPoll(raw);
         if (state == PGRES_POLLING_FAILED)
             throw Unavailable("database connection: " + trimmed(PQerrorMessage(raw)),
                               options.retry_after_s);
     }
+    conn->watch_ = FdWatch(PQsocket(raw));  // the socket is settled now: watched for good
     co_return conn;
 }
 
 bool Connection::closed_while_idle() {
-    pollfd p{fd(), POLLIN, 0};
-    if (p.fd < 0) return true;
-    if (::poll(&p, 1, 0) > 0) {
+    // Its watch saw the socket stir while idle (the server closed it, or sent a notice): look.
+    // Otherwise nothing arrived, and no system call is needed to know it.
+    if (fd() < 0) return true;
+    if (watch_.stirred()) {
+        watch_.clear_stirred();
         // An idle connection has nothing to read unless the server ended it (or sent a
         // notice or a notification, which consuming reads and keeps it usable).
         if (PQconsumeInput(c_) == 0) broken_ = true;
@@ -109,7 +110,7 @@ Task<> Connection::flush() {
         if (left == 0) co_return;
         if (left < 0) lost("while sending");
         // The server may be writing results we must read before it reads more of ours.
-        Interest fired = co_await ready(fd(), Interest::Read | Interest::Write);
+        Interest fired = co_await watch_.wait(Interest::Read | Interest::Write);
         if (any(fired & (Interest::Read | Interest::Hangup)) && PQconsumeInput(c_) == 0)
             lost("while sending");
     }
@@ -120,7 +121,7 @@ Task<ResultPtr> Connection::next_result() {
     // consuming before each would cost a recv per result.
     for (;;) {
         if (!PQisBusy(c_)) co_return ResultPtr(PQgetResult(c_));
-        co_await readable(fd());
+        co_await watch_.wait(Interest::Read);
         if (PQconsumeInput(c_) == 0) lost("while waiting for a result");
     }
 }

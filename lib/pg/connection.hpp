@@ -1,5 +1,5 @@
-// One libpq connection driven without blocking: every wait is a rivet::readable/writable on its
-// socket, so the loop serves others meanwhile. Loop-affine. Written against the public API only.
+// One libpq connection driven without blocking: every wait is on its socket's rivet::FdWatch,
+// so the loop serves others meanwhile. Loop-affine. Written against the public API only.
 #pragma once
 
 #include <libpq-fe.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <rivet/fd_watch.hpp>
 #include <rivet/pg.hpp>
 
 namespace rivet::pg::detail {
@@ -32,7 +33,10 @@ public:
 
     explicit Connection(PGconn* conn, unsigned retry_after_s)
         : c_(conn), retry_after_s_(retry_after_s) {}
-    ~Connection() { PQfinish(c_); }
+    ~Connection() {
+        watch_.reset();  // out of the loop's epoll before the socket closes
+        PQfinish(c_);
+    }
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
@@ -60,6 +64,7 @@ public:
     // The low-level steps, for LISTEN (listener.cpp).
     Task<> flush();
     Task<ResultPtr> next_result();  // null when the statement's results are all read
+    auto readable() { return watch_.wait(Interest::Read); }  // its socket, once connected
     [[noreturn]] void lost(const char* during);
     void mark_broken() { broken_ = true; }
 
@@ -72,6 +77,9 @@ private:
     bool busy_ = false;
     bool broken_ = false;
     std::set<std::string> prepared_;
+    // Set once connected: the socket stays in the loop's epoll while the connection lives, so a
+    // query's waits cost no epoll_ctl (rivet::ready would add and remove it each time).
+    FdWatch watch_;
 };
 
 }  // namespace rivet::pg::detail

@@ -75,7 +75,7 @@ Task<Notification> Listener::next() {
             PQfreemem(n);
             co_return out;
         }
-        co_await rivet::readable(s.conn->fd());
+        co_await s.conn->readable();
         if (PQconsumeInput(raw) == 0 || PQstatus(raw) == CONNECTION_BAD) {
             auto conn = std::move(s.conn);
             conn->lost("while listening");  // throws ConnectionLost; the next call reconnects

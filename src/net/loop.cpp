@@ -221,6 +221,11 @@ void Loop::unwatch(WatchId id) {
     watches_.erase(it);
 }
 
+void Loop::rewatch(WatchId id, uint32_t interest) {
+    auto it = watches_.find(id);
+    if (it != watches_.end()) modify(it->second->fd, interest, it->second.get());
+}
+
 void Loop::stop() {
     post([this] { running_ = false; });
 }

@@ -74,6 +74,8 @@ public:
     using WatchId = uint64_t;
     WatchId watch(int fd, uint32_t interest, std::function<void(uint32_t events)> fn);
     void unwatch(WatchId id);  // harmless for an id already unwatched
+    // What a watch waits for from now on (0: hang-ups only). Loop thread only.
+    void rewatch(WatchId id, uint32_t interest);
 
     // The loop whose run() is on the calling thread's stack; nullptr elsewhere.
     static Loop* current();

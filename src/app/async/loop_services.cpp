@@ -116,6 +116,7 @@ EventLoops::~EventLoops() {
     // The loops have ended. Spawned tasks left (spawned during the drain) go first, while the
     // EventLoops their awaiters name still exist.
     for (auto& s : services_) s->spawned->cancel_all();
+    for (auto& s : services_) detail::detach_fd_watches(*s);
     for (auto& s : services_) s->loop->set_user_data(nullptr);
 }
 

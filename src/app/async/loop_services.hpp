@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include <rivet/event_loop.hpp>
@@ -11,6 +12,10 @@
 
 namespace rivet::net {
 class Loop;
+}
+
+namespace rivet::detail {
+struct FdWatchState;
 }
 
 namespace rivet::app {
@@ -24,6 +29,7 @@ struct LoopServices {
     unsigned retry_after_s = 1;  // of the 503 when the pool's queue is full
     Metrics* metrics = nullptr;  // the app's (event streams count there); set before the loops run
     std::unique_ptr<SpawnedTasks> spawned = std::make_unique<SpawnedTasks>();
+    std::unordered_set<detail::FdWatchState*> fd_watches;  // rivet::FdWatch on this loop
 };
 
 // One EventLoop per I/O loop, made before the loops run and kept until they have ended.
@@ -50,6 +56,9 @@ private:
 }  // namespace rivet::app
 
 namespace rivet::detail {
+
+// The loops have ended: FdWatches still open forget them (fd_watch.cpp).
+void detach_fd_watches(app::LoopServices& services);
 
 struct LoopAccess {
     static std::unique_ptr<EventLoop> make(app::LoopServices* s, unsigned index) {

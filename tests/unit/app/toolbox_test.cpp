@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -156,6 +157,56 @@ TEST_F(ToolboxTest, ReadyWaitsForEitherDirectionAndSaysWhich) {
     c.get("/either");
     ASSERT_EQ(write(p[1], "x", 1), 1);  // before or after the handler waits: either works
     EXPECT_EQ(body_of(c.read_responses(1)), "2 1");
+    close(p[0]);
+    close(p[1]);
+}
+
+TEST_F(ToolboxTest, AnFdWatchWaitsAgainAndAgainAndNoticesWhatComesWhileNobodyWaits) {
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+    std::unique_ptr<FdWatch> watch;  // outlives the app: closed after its loops ended
+    std::atomic<int> waiting{0};
+    app_.get("/open", [&](Request&, Response& res) {
+        watch = std::make_unique<FdWatch>(p[0]);
+        res.text("open");
+    });
+    app_.get("/read", [&](Request&, Response& res) -> Task<> {
+        ++waiting;
+        Interest got = co_await watch->wait(Interest::Read);
+        char buf[16];
+        ssize_t n = read(p[0], buf, sizeof buf);
+        res.text(std::to_string(int(got)) + ":" + std::string(buf, size_t(n > 0 ? n : 0)));
+    });
+    app_.get("/stirred", [&](Request&, Response& res) {
+        res.text(watch->stirred() ? "yes" : "no");
+        watch->clear_stirred();
+    });
+    start(1);
+    EXPECT_EQ(body_of(fetch("/open")), "open");
+    for (std::string word : {"a", "b", "c"}) {  // the same registration, wait after wait
+        RawClient c(port_);
+        c.get("/read");
+        ASSERT_EQ(write(p[1], word.data(), 1), 1);
+        EXPECT_EQ(body_of(c.read_responses(1)), "1:" + word);
+    }
+    EXPECT_EQ(body_of(fetch("/stirred")), "no");
+    ASSERT_EQ(write(p[1], "x", 1), 1);  // nobody waits: noticed, not lost
+    ASSERT_TRUE(eventually([&] { return body_of(fetch("/stirred")) == "yes"; }));
+    EXPECT_EQ(body_of(fetch("/read")), "1:x");  // still there: the next wait ends at once
+    {
+        RawClient c(port_);  // a waiter whose client leaves is cancelled
+        int before = waiting.load();
+        c.get("/read");
+        ASSERT_TRUE(eventually([&] { return waiting.load() == before + 1; }));
+        c.close(true);
+    }
+    ASSERT_TRUE(eventually([&] {
+        return metrics().find("\nrivet_handlers_cancelled_total 1\n") != std::string::npos;
+    }));
+    ASSERT_EQ(write(p[1], "y", 1), 1);
+    EXPECT_EQ(body_of(fetch("/read")), "1:y");  // and the next waiter is served
+    app_.stop();
+    watch.reset();
     close(p[0]);
     close(p[1]);
 }
