@@ -112,7 +112,7 @@ void Http2Session::feed(const char* data, size_t len) {
     uint32_t code = NGHTTP2_PROTOCOL_ERROR;
     if (rv == NGHTTP2_ERR_FLOODED) {
         code = NGHTTP2_ENHANCE_YOUR_CALM;
-        LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Settings)]);
+        LoopStats::bump(owner_.stats().http2_abuse[size_t(last_limited_)]);
     } else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
         code = NGHTTP2_ENHANCE_YOUR_CALM;
         LoopStats::bump(owner_.stats().http2_abuse[size_t(Http2Abuse::Continuation)]);

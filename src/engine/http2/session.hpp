@@ -120,6 +120,10 @@ private:
     std::string out_;  // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
     Window windows_[kHttp2AbuseKinds] = {};
+    // The kind of the last frame counted against a bound: what nghttp2's own flood check (its
+    // queue of unsent PING and SETTINGS ACKs) is counted as. On a slow loop one read may hold
+    // enough pings to fill that queue before our per-second bound is crossed.
+    Http2Abuse last_limited_ = Http2Abuse::Settings;
     uint64_t last_active_ms_ = 0;
     uint32_t served_ = 0;
     int32_t highest_request_ = 0;  // the highest stream id a request opened

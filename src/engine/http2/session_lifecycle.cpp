@@ -39,6 +39,7 @@ bool Http2Session::frame_allowed(Http2Abuse kind) {
     Window& w = windows_[size_t(kind)];
     const uint64_t second = owner_.loop().now_ms() / 1000;
     if (w.second != second) w = {second, 0};
+    last_limited_ = kind;
     const uint32_t limit =
         kind == Http2Abuse::RapidReset ? h2.max_resets_per_s : h2.max_control_frames_per_s;
     return ++w.count <= limit;
