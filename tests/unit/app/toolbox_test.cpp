@@ -185,7 +185,11 @@ TEST_F(ToolboxTest, AnFdWatchWaitsAgainAndAgainAndNoticesWhatComesWhileNobodyWai
     EXPECT_EQ(body_of(fetch("/open")), "open");
     for (std::string word : {"a", "b", "c"}) {  // the same registration, wait after wait
         RawClient c(port_);
+        int before = waiting.load();
         c.get("/read");
+        // Written once the handler waits: a byte that came first would stir the watch (it
+        // would be ready with nobody waiting), which is checked below, not here.
+        ASSERT_TRUE(eventually([&] { return waiting.load() == before + 1; }));
         ASSERT_EQ(write(p[1], word.data(), 1), 1);
         EXPECT_EQ(body_of(c.read_responses(1)), "1:" + word);
     }
