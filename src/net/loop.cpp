@@ -179,8 +179,9 @@ Loop::TimerId Loop::call_after(uint64_t delay_ms, Task fn) {
 
 void Loop::arm(TimerId id, uint64_t delay_ms, Task fn) {
     // The wheel's clock is the turn's; a timer armed late in a long turn counts from the
-    // clock now, so that it is never early.
-    uint64_t lag = core::monotonic_ms() - fine_timers_.now();
+    // clock now, and from where the fine clock may already be, so that it is never early by
+    // either (sleep(50ms) timed with steady_clock must not read 46).
+    uint64_t lag = core::monotonic_ms() - fine_timers_.now() + core::monotonic_ms_lag_bound();
     auto t = std::make_unique<CallbackTimer>();
     t->loop = this;
     t->id = id;

@@ -57,8 +57,8 @@ public:
     // eventfd write however many tasks arrive before the loop drains them.
     void post(Task task);
 
-    // One-shot timer: `fn` runs on this loop's thread `delay_ms` from now (1 ms ticks on the
-    // coarse monotonic clock, so within a few ms). From any thread: off the loop the timer is armed
+    // One-shot timer: `fn` runs on this loop's thread `delay_ms` from now: never earlier by any
+    // clock, up to a few ms later (1 ms ticks on the coarse monotonic clock, plus its lag). From any thread: off the loop the timer is armed
     // through post(). The id is unique for the loop's lifetime, so cancelling one that already
     // fired is harmless.
     using TimerId = uint64_t;

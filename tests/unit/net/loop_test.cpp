@@ -149,6 +149,34 @@ TEST(LoopTest, TimerFiresAfterItsDelay) {
     EXPECT_LT(waited, 1500ms);
 }
 
+// call_after() backs sleep(): a caller timing it with a fine clock must never see it end early,
+// though the loop keeps time on the coarse clock (which lags the fine one by up to a tick).
+TEST(LoopTest, CallbackTimerIsNeverEarlyOnAFineClock) {
+    LoopRunner r;
+    constexpr int kTimers = 40;
+    struct Shot {
+        Clock::time_point armed, fired;
+    };
+    auto shots = std::make_shared<std::vector<Shot>>(kTimers);
+    auto all = std::make_shared<std::promise<void>>();
+    auto left = std::make_shared<int>(kTimers);
+    r.on_loop([&] {
+        for (int i = 0; i < kTimers; ++i) {
+            uint64_t delay = 1 + i % 8;  // short delays: the coarse clock's lag is a large share
+            (*shots)[i].armed = Clock::now();
+            r.loop.call_after(delay, [shots, all, left, i] {
+                (*shots)[i].fired = Clock::now();
+                if (--*left == 0) all->set_value();
+            });
+        }
+    });
+    ASSERT_EQ(all->get_future().wait_for(10s), std::future_status::ready);
+    for (int i = 0; i < kTimers; ++i) {
+        auto waited = (*shots)[i].fired - (*shots)[i].armed;
+        EXPECT_GE(waited, std::chrono::milliseconds(1 + i % 8)) << "timer " << i;
+    }
+}
+
 TEST(LoopTest, CancelledTimerDoesNotFire) {
     LoopRunner r;
     FlagTimer timer;
