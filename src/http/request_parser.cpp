@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "http/byte_scan.hpp"
+#include "http/field_block.hpp"
 
 namespace rivet::http {
 bool parse_content_length(std::string_view v, uint64_t& out) {
@@ -289,46 +290,24 @@ ParseResult validate_head(std::string_view data, RequestHead& out,
     const size_t hb_cap = sat_add(i, limits.max_header_bytes);
     const size_t stop = std::min(n, hb_cap);
     const size_t max_fields = std::min(limits.max_headers, headers_storage.size());
-    constexpr const char* kBigBlock = "header section too large";
-    size_t count = 0;
     Fields f;
-    for (;;) {
-        if (i == stop) return short_of(hb_cap, 431, kBigBlock);
-        if (s[i] == '\r') {
-            if (i + 1 == stop) return short_of(hb_cap, 431, kBigBlock);
-            if (s[i + 1] != '\n') return ParseResult::error(400, "bare CR");
-            i += 2;
+    const FieldBlock block = scan_field_block(
+        s, i, stop, max_fields, [&](size_t index, std::string_view name, std::string_view value) {
+            headers_storage[index] = {name, value};
+            return apply_field(name, value, f, out.version_minor);
+        });
+    switch (block.end) {
+        case FieldBlockEnd::Complete:
             break;
-        }
-        // A line starting with whitespace is obs-fold, or hides a field from other parsers.
-        if (is_ows(s[i])) return ParseResult::error(400, "obsolete line folding");
-        if (count == max_fields) return ParseResult::error(431, "too many header fields");
-        const size_t n0 = i;
-        i = scan_token(s, i, stop);
-        if (i == stop) return short_of(hb_cap, 431, kBigBlock);
-        if (s[i] != ':' || i == n0) {
-            return ParseResult::error(400, i == n0        ? "empty field name"
-                                           : is_ows(s[i]) ? "whitespace before colon"
-                                                          : "invalid field name");
-        }
-        const size_t n1 = i++;
-        while (i < stop && is_ows(s[i])) ++i;
-        const size_t v0 = i;
-        i = scan_value(s, i, stop);
-        if (i == stop) return short_of(hb_cap, 431, kBigBlock);
-        if (s[i] != '\r') return ParseResult::error(400, "invalid character in field value");
-        size_t v1 = i;
-        while (v1 > v0 && is_ows(s[v1 - 1])) --v1;
-        if (i + 1 == stop) return short_of(hb_cap, 431, kBigBlock);
-        if (s[i + 1] != '\n') return ParseResult::error(400, "bare CR");
-        i += 2;
-        Header& h = headers_storage[count++];
-        h.name = view(n0, n1);
-        h.value = view(v0, v1);
-        if (const char* why = apply_field(h.name, h.value, f, out.version_minor))
-            return ParseResult::error(400, why);
+        case FieldBlockEnd::OutOfInput:
+            return short_of(hb_cap, 431, "header section too large");
+        case FieldBlockEnd::TooMany:
+            return ParseResult::error(431, "too many header fields");
+        case FieldBlockEnd::Malformed:
+            return ParseResult::error(400, block.why);
     }
-    out.headers = headers_storage.first(count);
+    i = block.next;
+    out.headers = headers_storage.first(block.count);
 
     // The head is complete and well-formed; now what it asks for.
     if (out.version_minor == 1 && !f.has_host) return ParseResult::error(400, "missing Host");

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "http/byte_scan.hpp"
+#include "http/field_block.hpp"
 
 namespace rivet::http {
 
@@ -131,44 +132,24 @@ ParseResult parse_response_head(std::string_view data, bool head_request, Respon
     const size_t hb_cap = sat_add(i, limits.max_header_bytes);
     const size_t stop = std::min(n, hb_cap);
     const size_t max_fields = std::min(limits.max_headers, headers_storage.size());
-    constexpr const char* kBigBlock = "header section too large";
-    size_t count = 0;
     Fields f;
-    for (;;) {
-        if (i == stop) return short_of(hb_cap, kBigBlock);
-        if (s[i] == '\r') {
-            if (i + 1 == stop) return short_of(hb_cap, kBigBlock);
-            if (s[i + 1] != '\n') return bad("bare CR");
-            i += 2;
+    const FieldBlock block = scan_field_block(
+        s, i, stop, max_fields, [&](size_t index, std::string_view name, std::string_view value) {
+            headers_storage[index] = {name, value};
+            return apply_field(name, value, f, out.version_minor);
+        });
+    switch (block.end) {
+        case FieldBlockEnd::Complete:
             break;
-        }
-        if (is_ows(s[i])) return bad("obsolete line folding");
-        if (count == max_fields) return bad("too many header fields");
-        const size_t n0 = i;
-        i = scan_token(s, i, stop);
-        if (i == stop) return short_of(hb_cap, kBigBlock);
-        if (s[i] != ':' || i == n0) {
-            return bad(i == n0        ? "empty field name"
-                       : is_ows(s[i]) ? "whitespace before colon"
-                                      : "invalid field name");
-        }
-        const size_t n1 = i++;
-        while (i < stop && is_ows(s[i])) ++i;
-        const size_t v0 = i;
-        i = scan_value(s, i, stop);
-        if (i == stop) return short_of(hb_cap, kBigBlock);
-        if (s[i] != '\r') return bad("invalid character in field value");
-        size_t v1 = i;
-        while (v1 > v0 && is_ows(s[v1 - 1])) --v1;
-        if (i + 1 == stop) return short_of(hb_cap, kBigBlock);
-        if (s[i + 1] != '\n') return bad("bare CR");
-        i += 2;
-        Header& h = headers_storage[count++];
-        h.name = view(n0, n1);
-        h.value = view(v0, v1);
-        if (const char* why = apply_field(h.name, h.value, f, out.version_minor)) return bad(why);
+        case FieldBlockEnd::OutOfInput:
+            return short_of(hb_cap, "header section too large");
+        case FieldBlockEnd::TooMany:
+            return bad("too many header fields");
+        case FieldBlockEnd::Malformed:
+            return bad(block.why);
     }
-    out.headers = headers_storage.first(count);
+    i = block.next;
+    out.headers = headers_storage.first(block.count);
 
     // RFC 9112 §6.3, in its order.
     out.content_length = 0;
