@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "../net/loop_runner.hpp"
 #include "client/url.hpp"
 #include "net/loop.hpp"
 
@@ -27,33 +28,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class LoopRunner {
-public:
-    LoopRunner() : thread_([this] { loop.run(); }) {}
-    ~LoopRunner() {
-        loop.stop();
-        thread_.join();
-    }
-    template <class F>
-    auto on_loop(F fn) {
-        auto p = std::make_shared<std::promise<decltype(fn())>>();
-        auto f = p->get_future();
-        loop.post([fn = std::move(fn), p]() mutable {
-            if constexpr (std::is_void_v<decltype(fn())>) {
-                fn();
-                p->set_value();
-            } else {
-                p->set_value(fn());
-            }
-        });
-        EXPECT_EQ(f.wait_for(10s), std::future_status::ready);
-        return f.get();
-    }
-    net::Loop loop;
-
-private:
-    std::thread thread_;
-};
+using net::testing::LoopRunner;
 
 // Declared before the LoopRunner in a test, so that the loop thread (and its pool of idle
 // connections, thread-local) ends first and no connection holds the server's thread in recv.

@@ -3,6 +3,8 @@
 // the test instead of hanging it.
 #include "net/loop.hpp"
 
+#include "loop_runner.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,31 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// Runs a Loop on its own thread; stops and joins it at the end of the test.
-class LoopRunner {
-public:
-    LoopRunner() : thread_([this] { loop.run(); }) {}
-    ~LoopRunner() {
-        loop.stop();
-        thread_.join();
-    }
-    // Runs `fn` on the loop's thread and waits for it.
-    void on_loop(std::function<void()> fn) {
-        // Shared: if the wait gives up, the task may still run later and must find it alive.
-        auto done = std::make_shared<std::promise<void>>();
-        auto ready = done->get_future();
-        loop.post([fn = std::move(fn), done] {
-            fn();
-            done->set_value();
-        });
-        ASSERT_EQ(ready.wait_for(2s), std::future_status::ready);
-    }
-
-    Loop loop;
-
-private:
-    std::thread thread_;
-};
+using net::testing::LoopRunner;
 
 // Collects what the loop reports; on_io runs on the loop's thread, tests wait on the other.
 class Recorder final : public IoHandler {
