@@ -90,6 +90,32 @@ def test_total_timeout(gateway, upstream):
     assert time.monotonic() - t0 < 2.5 * SLOW
 
 
+def test_connect_timeout_bounds_a_tls_handshake_never_answered(gateway):
+    # A listener that completes TCP (the kernel does) but never speaks TLS: only the connect
+    # timeout, not the total one, can end the wait.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    try:
+        url = f"https://127.0.0.1:{silent.getsockname()[1]}/"
+        status, j = fetch(gateway, url, connect_timeout_ms=300, timeout_ms=60000, insecure=1)
+        assert (status, j["error"]) == (502, "connect_timeout"), j
+    finally:
+        silent.close()
+
+
+def test_response_head_larger_than_its_bound_is_refused(gateway):
+    head = b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 4096 + b"\r\nContent-Length: 2\r\n\r\nok"
+    raw = RawUpstream(head)
+    try:
+        status, j = fetch(gateway, raw.url(), max_header=1024)
+        assert (status, j["error"]) == (502, "too_large"), j
+        status, j = fetch(gateway, raw.url(), max_header=8192)
+        assert (status, j["body"]) == (200, "ok"), j
+    finally:
+        raw.close()
+
+
 def test_malformed_responses_are_refused(gateway):
     answers = [
         b"HELLO THERE\r\n\r\n",

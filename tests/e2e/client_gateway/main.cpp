@@ -34,6 +34,7 @@ rivet::HttpClientOptions options_from(rivet::Request& req) {
     o.max_response_bytes = number(req, "max", o.max_response_bytes);
     o.timeout = std::chrono::milliseconds(number(req, "timeout_ms", 10'000));
     o.connect_timeout = std::chrono::milliseconds(number(req, "connect_timeout_ms", 5'000));
+    o.max_header_bytes = number(req, "max_header", o.max_header_bytes);
     o.max_redirects = unsigned(number(req, "redirects", 0));
     if (auto ca = req.query("ca")) o.ca_file = std::string(*ca);
     o.verify_peer = req.query("insecure").value_or("0") != "1";
