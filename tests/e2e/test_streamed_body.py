@@ -64,3 +64,31 @@ def test_malformed_chunking_is_a_400_and_the_server_lives(rivet):
     # Without a body at all: an empty stream.
     r = srv.post("/upload", b"")
     assert r.status == 200 and json.loads(r.body) == {"bytes": 0, "crc32": "00000000"}, r
+
+
+def upload_answer(body: bytes) -> dict:
+    return {"bytes": len(body), "crc32": f"{zlib.crc32(body):08x}"}
+
+
+def test_the_connections_last_request_still_reads_its_whole_body(rivet):
+    """An answer that closes the connection (Connection: close, HTTP/1.0, the last request a
+    connection may make) comes after the handler has read the body to its end; what follows the
+    body is not served."""
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--max-requests-per-connection", "2"))
+    body = bytes(range(256)) * 1200  # 300 kB: several reads
+    cases = [
+        [build_request("POST", "/upload", {"Connection": "close"}, body)],
+        [build_request("POST", "/upload", body=body, version="HTTP/1.0")],
+        [build_request("GET", "/hello"), build_request("POST", "/upload", body=body)],
+    ]
+    for requests in cases:
+        with srv.connect() as c:
+            for req in requests:
+                for i in range(0, len(req), 100_000):
+                    c.send(req[i:i + 100_000])
+            # Pipelined after the last request: must not be answered.
+            c.send(build_request("GET", "/hello"))
+            rs = c.read_responses(len(requests))
+            assert rs[-1].status == 200, (requests[-1][:80], rs[-1])
+            assert json.loads(rs[-1].body) == upload_answer(body), rs[-1].body
+            assert c.closed_by_peer(), "the connection stays open after its last request"

@@ -216,6 +216,9 @@ private:
     http::HeadScan head_scan_;  // the unfinished head at the front of the input
     std::unique_ptr<BodyInProgress> body_;
     std::shared_ptr<BodyStream> upload_;  // Phase::Stream: the body the handler pulls
+    // Where Phase::Stream goes when the body ends: Head for the next request, or Closing when the
+    // request is the connection's last (its answer closes; its own body is still read whole).
+    Phase after_upload_ = Phase::Head;
     std::unique_ptr<Pending> pending_;
 
     uint64_t head_started_ms_ = 0;  // when the first byte of the current request head arrived

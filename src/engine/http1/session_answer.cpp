@@ -68,7 +68,16 @@ Deferred Http1Session::defer(const http::RequestHead& head) {
 // The one path of every answer: into the output now when nothing before it is owed, else into
 // the queue, where it waits for the answers before it. Returns the queued slot's sequence.
 uint64_t Http1Session::enqueue(const Answer& a, const http::Framing& framing) {
-    if (!framing.keep_alive) end_reading();  // nothing after this answer will be read
+    if (!framing.keep_alive) {
+        // Nothing after this request will be read. A deferred answer to a request whose body
+        // is still streaming (phase Stream is always the request being dispatched) lets that
+        // body be read to its end first: the handler is reading it (Connection: close, HTTP/1.0,
+        // the last request allowed, the lame duck).
+        if (a.kind == Answer::Kind::Later && phase_ == Phase::Stream)
+            after_upload_ = Phase::Closing;
+        else
+            end_reading();
+    }
     if (a.kind == Answer::Kind::Reply && a.reply->then && framing.keep_alive) {
         // A hand-off: what follows the request is the next protocol's, even while this answer
         // waits for earlier ones. (A deferred answer that hands off cannot stop the reading

@@ -13,6 +13,7 @@ void Http1Session::start_upload(const http::RequestHead& head, std::string_view 
     if (stream->state == BodyStream::State::Open) {
         upload_ = stream;
         phase_ = Phase::Stream;
+        after_upload_ = Phase::Head;
         // Sent when the handler first asks for a piece: one that answers at once never needs
         // the body, and the client then need not send it.
         stream->continue_owed = head.expect_continue;
@@ -40,11 +41,12 @@ size_t Http1Session::feed_upload(const char* data, size_t len) {
     return pos;
 }
 
-// The body is complete: the connection is done with it and reads the next request.
+// The body is complete: the connection is done with it and reads the next request, unless the
+// request was its last.
 void Http1Session::end_upload() {
     upload_->connection = nullptr;
     upload_.reset();
-    phase_ = Phase::Head;
+    phase_ = after_upload_;
     head_started_ms_ = owner_.loop().now_ms();
 }
 
