@@ -56,9 +56,15 @@ public:
     RootState* root = nullptr;
     bool abandoned = false;  // the awaiter is gone (frame destroyed): drop the result
     std::exception_ptr error;
+    // Its place in the pool's queue, until its result is back on the loop (0 then); read and
+    // written on the loop only.
+    uint64_t ticket = 0;
 };
 // Queues `work` on the current loop's app's pool; false when its queue is full.
 bool submit_work(EventLoop& loop, std::shared_ptr<Work> work);
+// Takes `work` out of the pool's queue if no worker has started it: true when it never will.
+// On the loop that submitted it.
+bool withdraw_work(Work& work) noexcept;
 [[noreturn]] void throw_pool_full(EventLoop& loop);
 
 template <class R, class F>
@@ -146,6 +152,9 @@ public:
     WorkAwaiter(WorkAwaiter&&) = default;
     ~WorkAwaiter() {
         if (work_) {
+            // Destroyed before its result came back (a cancelled handler, a when_any loser, a
+            // timeout): a job still queued is dropped, one running finishes unheard.
+            if (work_->ticket) withdraw_work(*work_);
             work_->abandoned = true;
             if (work_->root && work_->root->work == work_.get()) work_->root->work = nullptr;
         }

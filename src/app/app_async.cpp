@@ -29,6 +29,7 @@ namespace {
 // An offloaded request, from its handing to a worker until its answer is sent from the loop.
 struct OffloadedCall : app::AsyncCall {
     const Handler* handler = nullptr;
+    app::WorkerPool::Ticket ticket = app::WorkerPool::kRefused;  // read on the loop only
 };
 
 }  // namespace
@@ -45,9 +46,15 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex, Cal
     job->loop = ex.loop_index();
     job->handler = &route.handler;
     waiting(*job, ex);
-    // No cancel callback: a job whose client went away still runs and is answered (after(), the
-    // log) on the loop; only the Deferred's complete() finds nobody to send to.
     job->later = ex.defer();
+    // A job whose client went away while it waits in the queue is dropped there. One a worker
+    // has started still runs and is answered (after(), the log) on the loop; only the
+    // Deferred's complete() then finds nobody to send to. Weak: the job owns the Deferred.
+    job->later.on_cancel([this, weak = std::weak_ptr<OffloadedCall>(job)] {
+        auto call = weak.lock();
+        if (call && pool->withdraw(std::exchange(call->ticket, app::WorkerPool::kRefused)))
+            cancelled(*call);
+    });
     auto work = [this, job] {
         try {
             (*job->handler)(*job->request, *job->response);
@@ -56,7 +63,8 @@ void App::Impl::run_offloaded(const RouteEntry& route, engine::Exchange& ex, Cal
         }
         server->post(job->loop, [this, job] { answer(*job, nullptr); });
     };
-    if (pool->try_submit(std::move(work), route.priority)) return;
+    job->ticket = pool->try_submit(std::move(work), route.priority);
+    if (job->ticket != app::WorkerPool::kRefused) return;
     ops->count_pool_rejected();
     Call busy{*job->request, *job->response, *job->slice, job->kept_fields};
     error(busy, 503, "Service Unavailable: the worker pool's queue is full");

@@ -77,9 +77,15 @@ Loop::Loop() : timers_(core::monotonic_ms()), fine_timers_(timers_.now(), 1, 102
 Loop::~Loop() {
     for (auto& [id, t] : callback_timers_) fine_timers_.cancel(*t);
     for (auto& [id, w] : watches_) remove(w->fd);
-    // Tasks posted after the loop stopped are dropped unrun. Destroying one may post again (a
-    // deferred answer that was never completed answers 500 by posting): each round takes the
-    // inbox out of the lock first, so that post() finds a valid, unlocked inbox.
+    drop_posted();
+    if (wakefd_ >= 0) close(wakefd_);
+    if (epfd_ >= 0) close(epfd_);
+}
+
+void Loop::drop_posted() {
+    // Destroying a task may post again (a deferred answer that was never completed answers 500
+    // by posting): each round takes the inbox out of the lock first, so that post() finds a
+    // valid, unlocked inbox.
     for (;;) {
         std::vector<Task> left;
         {
@@ -88,8 +94,6 @@ Loop::~Loop() {
         }
         if (left.empty()) break;
     }
-    if (wakefd_ >= 0) close(wakefd_);
-    if (epfd_ >= 0) close(epfd_);
 }
 
 void Loop::add(int fd, uint32_t interest, IoHandler* handler) {

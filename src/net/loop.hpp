@@ -56,11 +56,14 @@ public:
     // Queues `task` to run on this loop's thread; from any thread. Wake-ups are coalesced: one
     // eventfd write however many tasks arrive before the loop drains them.
     void post(Task task);
+    // Destroys the tasks posted and not run, and any they post as they go. Only once the loop
+    // has stopped for good (its destructor does it too).
+    void drop_posted();
 
     // One-shot timer: `fn` runs on this loop's thread `delay_ms` from now: never earlier by any
-    // clock, up to a few ms later (1 ms ticks on the coarse monotonic clock, plus its lag). From any thread: off the loop the timer is armed
-    // through post(). The id is unique for the loop's lifetime, so cancelling one that already
-    // fired is harmless.
+    // clock, up to a few ms later (1 ms ticks on the coarse monotonic clock, plus its lag). From
+    // any thread: off the loop the timer is armed through post(). The id is unique for the loop's
+    // lifetime, so cancelling one that already fired is harmless.
     using TimerId = uint64_t;
     TimerId call_after(uint64_t delay_ms, Task fn);
     // Disarms a timer that has not fired. From any thread (off the loop, through post(): a timer

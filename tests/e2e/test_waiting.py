@@ -6,6 +6,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from rivet_e2e import SLOW, build_request
 
 ONE = ("--threads", "1", "--workers", "1")
@@ -105,3 +107,69 @@ def test_waiting_routes_refuse_bad_input(rivet):
         assert r.status == 400, (target, r)
     r = srv.get("/wait?ms=0")
     assert r.status == 200 and r.json()["asked_ms"] == 0, r
+
+
+def metric_value(srv, name: str) -> int:
+    r = srv.get("/metrics")
+    assert r.status == 200, r
+    m = re.search(rf"^{name} (\d+)$", r.text, re.M)
+    assert m, (name, r.text[:500])
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("leaving", ["/cpu?ms=10000", "/fibonacci?number=300000"],
+                         ids=["on_workers", "offloaded"])
+def test_queued_jobs_of_clients_that_left_are_dropped_before_they_run(rivet, leaving):
+    """A client that leaves while its job waits for a worker frees the job's place in the queue
+    at once: the job never runs, and other requests are not refused behind it."""
+    srv = rivet(args=(*ONE, "--queue", "4"))
+    holder = srv.connect(timeout=60 * SLOW)
+    holder.send(build_request("GET", "/cpu?ms=3000"))  # the one worker, for 3 s of its CPU
+    leavers = [srv.connect() for _ in range(4)]
+    for c in leavers:
+        c.send(build_request("GET", leaving))
+    deadline = time.monotonic() + 30 * SLOW
+    while metric_value(srv, "rivet_worker_queue_depth") != 4:
+        assert time.monotonic() < deadline, "the four jobs never queued"
+        time.sleep(0.02)
+    before = cancelled_total(srv)
+    for c in leavers:
+        c.close()
+    # The queue empties while the worker is still busy with the holder's job: the holder has
+    # not answered yet when the depth reads 0 (before the fix, each left job ran in turn).
+    while metric_value(srv, "rivet_worker_queue_depth") != 0:
+        assert time.monotonic() < deadline, "the left jobs stayed queued"
+        assert holder.nothing_within(0.02), "the worker finished first: the left jobs waited"
+    assert holder.nothing_within(0), "the worker finished first: the left jobs waited"
+    assert cancelled_total(srv) == before + 4
+    # Their places are free: four more wait for the worker rather than being refused.
+    takers = [srv.connect(timeout=60 * SLOW) for _ in range(4)]
+    for c in takers:
+        c.send(build_request("GET", "/cpu?ms=1"))
+    assert holder.read_response().status == 200
+    for c in takers:
+        r = c.read_response()
+        assert r.status == 200, r
+        c.close()
+    holder.close()
+
+
+def test_sigterm_with_a_full_worker_queue_waits_for_the_running_job_only(rivet):
+    """Clients still waiting when the drain timeout ends are closed, and their queued jobs go
+    with them: the stop waits for the job a worker is running, not for the whole queue (20
+    jobs of 1 s of CPU each on one worker took 20 s before)."""
+    srv = rivet(args=(*ONE, "--queue", "20", "--drain-timeout", "1"))
+    waiting = [srv.connect(timeout=60 * SLOW) for _ in range(21)]
+    for c in waiting:
+        c.send(build_request("GET", "/cpu?ms=1000"))
+    deadline = time.monotonic() + 30 * SLOW
+    while metric_value(srv, "rivet_worker_queue_depth") != 20:
+        assert time.monotonic() < deadline, "the jobs never queued"
+        time.sleep(0.02)
+    start = time.monotonic()
+    srv.stop(timeout=15)  # one job of 1 s of CPU and the drain timeout, on a busy machine too
+    took = time.monotonic() - start
+    answered = sum(1 for c in waiting if c.read_until_close(timeout=5)[0].startswith(b"HTTP/1.1 200"))
+    assert answered <= 2, f"{answered} jobs ran after SIGTERM ({took:.1f} s)"
+    for c in waiting:
+        c.close()

@@ -2,6 +2,8 @@
 #include <memory>
 #include <vector>
 
+#include <rivet/async.hpp>
+
 #include "app/async/async_call.hpp"
 
 namespace rivet::app {
@@ -82,7 +84,8 @@ private:
     // The client went away while the coroutine waited (on the loop, from the Deferred).
     void cancel() {
         answers_->cancelled(*this);
-        if (work) {
+        // A job still queued is dropped: nobody waits for its result.
+        if (work && !detail::withdraw_work(*work)) {
             doomed = true;  // a worker may be using the frame: destroyed when its job ends
             return;
         }

@@ -75,22 +75,58 @@ void stop_watch(EventLoop& loop, uint64_t id) {
     net_loop(loop).unwatch(id);
 }
 
+namespace {
+
+// A job's result on its way back to its loop. Dropped unrun, because the loop had stopped (a job
+// that ran through the shutdown), it still ends the cancelled handler that waited for it alone.
+// Idempotent through the shared Work, whatever std::function does with copies.
+struct WorkReturn {
+    explicit WorkReturn(std::shared_ptr<Work> w) : work(std::move(w)) {}
+    // Moves leave nothing to end; std::function wants a copy constructor, and never copies.
+    WorkReturn(WorkReturn&&) noexcept = default;
+    WorkReturn(const WorkReturn&) = default;
+
+    void operator()() {
+        std::shared_ptr<Work> w = std::move(work);
+        w->ticket = 0;  // out of the queue for good
+        // Resume, unless the awaiter is gone; a handler cancelled while the job ran is
+        // destroyed only now (its frame may be what the job was reading).
+        if (w->abandoned) return;
+        RootState* root = w->root;
+        if (root && root->doomed) return root->on_work_ended_after_cancel();
+        if (root) root->work = nullptr;
+        w->waiter.resume();
+    }
+    ~WorkReturn() {
+        if (!work || work->abandoned) return;
+        RootState* root = std::exchange(work->root, nullptr);
+        if (root && root->doomed) root->on_work_ended_after_cancel();
+    }
+
+    std::shared_ptr<Work> work;
+};
+
+}  // namespace
+
 bool submit_work(EventLoop& loop, std::shared_ptr<Work> work) {
     auto& s = LoopAccess::services(loop);
     if (!s.pool) return false;
     net::Loop* l = s.loop;
-    return s.pool->try_submit([work = std::move(work), l]() mutable {
+    Work& w = *work;
+    w.ticket = s.pool->try_submit([work = std::move(work), l]() mutable {
         work->run();
-        // Back on the loop: resume, unless the awaiter is gone; a handler cancelled while the
-        // job ran is destroyed only now (its frame may be what the job was reading).
-        l->post([work = std::move(work)] {
-            if (work->abandoned) return;
-            RootState* root = work->root;
-            if (root && root->doomed) return root->on_work_ended_after_cancel();
-            if (root) root->work = nullptr;
-            work->waiter.resume();
-        });
+        l->post(WorkReturn(std::move(work)));
     });
+    return w.ticket != app::WorkerPool::kRefused;
+}
+
+bool withdraw_work(Work& work) noexcept {
+    EventLoop* loop = EventLoop::current();
+    if (!loop || !work.ticket) return false;
+    auto& s = LoopAccess::services(*loop);
+    if (!s.pool || !s.pool->withdraw(work.ticket)) return false;
+    work.ticket = 0;
+    return true;
 }
 
 void throw_pool_full(EventLoop& loop) {
@@ -113,8 +149,10 @@ EventLoops::EventLoops(std::vector<net::Loop*> loops, WorkerPool* pool, unsigned
 }
 
 EventLoops::~EventLoops() {
-    // The loops have ended. Spawned tasks left (spawned during the drain) go first, while the
-    // EventLoops their awaiters name still exist.
+    // The loops have ended, and the pool with them. What was posted to them since (the results
+    // of jobs that ran through the shutdown) is dropped first, and spawned tasks left (spawned
+    // during the drain) next, while the EventLoops their awaiters name still exist.
+    for (auto& s : services_) s->loop->drop_posted();
     for (auto& s : services_) s->spawned->cancel_all();
     for (auto& s : services_) detail::detach_fd_watches(*s);
     for (auto& s : services_) s->loop->set_user_data(nullptr);

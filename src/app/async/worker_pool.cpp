@@ -11,10 +11,11 @@ WorkerPool::~WorkerPool() {
     stop();
 }
 
-bool WorkerPool::try_submit(Job job, Priority priority) {
+WorkerPool::Ticket WorkerPool::try_submit(Job job, Priority priority) {
     const auto level = static_cast<size_t>(priority);
-    if (level >= kLevels) return false;
+    if (level >= kLevels) return kRefused;
     const size_t bound = priority == Priority::High ? max_queue_ + high_headroom() : max_queue_;
+    Ticket ticket;
     {
         std::lock_guard lock(mutex_);
         // Jobs submitted but not yet taken by an idle worker do not count against the queue:
@@ -22,12 +23,32 @@ bool WorkerPool::try_submit(Job job, Priority priority) {
         // bound of 0 still lets every idle worker take one).
         size_t idle = threads_.size() - running_;
         size_t would_wait = waiting_ + 1 > idle ? waiting_ + 1 - idle : 0;
-        if (stopping_ || would_wait > bound) return false;
-        queues_[level].push_back(std::move(job));
+        if (stopping_ || would_wait > bound) return kRefused;
+        ticket = ++last_ticket_;
+        queues_[level].push_back({ticket, std::move(job)});
         ++waiting_;
     }
     ready_.notify_one();
-    return true;
+    return ticket;
+}
+
+bool WorkerPool::withdraw(Ticket ticket) {
+    if (ticket == kRefused) return false;
+    Job gone;  // destroyed after the lock is released: it may own much
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& queue : queues_) {
+            // Tickets ascend within a queue: a binary search finds it among thousands.
+            auto it = std::lower_bound(queue.begin(), queue.end(), ticket,
+                                       [](const Queued& q, Ticket t) { return q.ticket < t; });
+            if (it == queue.end() || it->ticket != ticket) continue;
+            gone = std::move(it->job);
+            queue.erase(it);
+            --waiting_;
+            return true;
+        }
+    }
+    return false;
 }
 
 void WorkerPool::stop() {
@@ -53,8 +74,8 @@ void WorkerPool::work() {
             ready_.wait(lock, [this] { return stopping_ || waiting_ != 0; });
             if (waiting_ == 0) return;  // stopping, and nothing left to finish
             auto& queue = *std::find_if(queues_.rbegin(), queues_.rend(),
-                                        [](const std::deque<Job>& q) { return !q.empty(); });
-            job = std::move(queue.front());
+                                        [](const std::deque<Queued>& q) { return !q.empty(); });
+            job = std::move(queue.front().job);
             queue.pop_front();
             --waiting_;
             ++running_;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -59,6 +60,43 @@ TEST(WorkerPool, RefusesPastTheQueueBound) {
     pool.stop();
     EXPECT_EQ(pool.queued(), 0u);
     EXPECT_FALSE(pool.try_submit([] {}));  // stopped
+}
+
+TEST(WorkerPool, AWithdrawnJobNeverRunsAndFreesItsPlace) {
+    BusyPool busy(2);
+    std::atomic<int> ran{0};
+    auto owned = std::make_shared<int>(7);  // what a queued job holds (a request, a frame)
+    const WorkerPool::Ticket first = busy.pool.try_submit([&ran, owned] { ran += 1; });
+    const WorkerPool::Ticket second = busy.pool.try_submit([&ran] { ran += 10; });
+    ASSERT_NE(first, WorkerPool::kRefused);
+    ASSERT_NE(second, WorkerPool::kRefused);
+    EXPECT_EQ(busy.pool.try_submit([] {}), WorkerPool::kRefused);  // full
+    EXPECT_TRUE(busy.pool.withdraw(first));
+    EXPECT_EQ(owned.use_count(), 1) << "the withdrawn job is destroyed at once";
+    EXPECT_FALSE(busy.pool.withdraw(first)) << "only once";
+    EXPECT_EQ(busy.pool.queued(), 1u);
+    // Its place is free again.
+    const WorkerPool::Ticket third = busy.pool.try_submit([&ran] { ran += 100; });
+    EXPECT_NE(third, WorkerPool::kRefused);
+    EXPECT_FALSE(busy.pool.withdraw(WorkerPool::kRefused));
+    busy.release();
+    busy.pool.stop();
+    EXPECT_EQ(ran.load(), 110);
+    EXPECT_FALSE(busy.pool.withdraw(second)) << "a job that ran cannot be withdrawn";
+}
+
+TEST(WorkerPool, WithdrawFindsAJobAmongManyOfEveryPriority) {
+    BusyPool busy(3000);
+    std::atomic<int> ran{0};
+    std::vector<WorkerPool::Ticket> tickets;
+    const Priority levels[] = {Priority::Low, Priority::Normal, Priority::High};
+    for (int i = 0; i < 3000; ++i)
+        tickets.push_back(busy.pool.try_submit([&ran] { ++ran; }, levels[i % 3]));
+    for (size_t i = 0; i < tickets.size(); i += 2) EXPECT_TRUE(busy.pool.withdraw(tickets[i]));
+    EXPECT_EQ(busy.pool.queued(), 1500u);
+    busy.release();
+    busy.pool.stop();
+    EXPECT_EQ(ran.load(), 1500);
 }
 
 TEST(WorkerPool, IdleWorkersAreRoomToo) {
