@@ -91,11 +91,59 @@ bool MultipartParser::emit(std::string_view bytes, MultipartHandler& handler) {
     return handler.on_part_data(bytes);
 }
 
-MultipartParser::Status MultipartParser::delimiter_found(MultipartHandler& handler) {
-    const bool ends_part = state_ == State::Content;
+// A delimiter's bytes were seen; they end the part only if the rest of their line says so ("--",
+// or padding then CRLF). Until then they are held in line_, and given back as content if not.
+MultipartParser::Status MultipartParser::delimiter_found(MultipartHandler&) {
+    resume_ = state_;
     state_ = State::DelimiterEnd;
-    padding_ = 0;
-    return ends_part && !handler.on_part_end() ? Status::Stopped : Status::Ok;
+    line_ = delimiter_;
+    return Status::Ok;
+}
+
+// The delimiter line is complete: the part before it (if any) has ended.
+bool MultipartParser::delimiter_confirmed(MultipartHandler& handler) {
+    line_.clear();
+    return resume_ != State::Content || handler.on_part_end();
+}
+
+// Not a delimiter after all ("--boundaryX" in a file): its bytes are content, and the byte that
+// showed it (still in the input) is scanned as content too.
+MultipartParser::Status MultipartParser::not_a_delimiter(MultipartHandler& handler) {
+    state_ = resume_;
+    const std::string content = std::move(line_);
+    line_.clear();
+    return emit(content, handler) ? Status::Ok : Status::Stopped;
+}
+
+// One byte of a delimiter line after the boundary: the closing "--", or LWSP then CRLF.
+MultipartParser::Status MultipartParser::delimiter_line(std::string_view& in,
+                                                        MultipartHandler& handler) {
+    const char c = in.front();
+    const bool dash = c == '-' && (state_ == State::DelimiterEnd || state_ == State::CloseDash);
+    const bool crlf = (c == '\r' && (state_ == State::DelimiterEnd || state_ == State::Padding)) ||
+                      (c == '\n' && state_ == State::PaddingLf);
+    const bool lwsp = (c == ' ' || c == '\t') &&
+                      (state_ == State::DelimiterEnd || state_ == State::Padding) &&
+                      line_.size() < delimiter_.size() + limits_.max_header_bytes;
+    if (!dash && !crlf && !lwsp) return not_a_delimiter(handler);
+    in.remove_prefix(1);
+    line_.push_back(c);
+    if (state_ == State::CloseDash) {
+        state_ = State::Epilogue;
+        return delimiter_confirmed(handler) ? Status::Ok : Status::Stopped;
+    }
+    if (state_ == State::PaddingLf) {
+        if (!delimiter_confirmed(handler)) return Status::Stopped;
+        if (++parts_ > limits_.max_parts) {
+            state_ = State::Failed;
+            return Status::TooManyParts;
+        }
+        headers_ = "\r\n";
+        state_ = State::Headers;
+        return Status::Ok;
+    }
+    state_ = dash ? State::CloseDash : c == '\r' ? State::PaddingLf : State::Padding;
+    return Status::Ok;
 }
 
 // Content (or the preamble): hands on every byte that cannot be the start of the delimiter,
@@ -216,33 +264,9 @@ MultipartParser::Status MultipartParser::feed(std::string_view in, MultipartHand
             case State::DelimiterEnd:
             case State::Padding:
             case State::PaddingLf:
-            case State::CloseDash: {
-                const char c = in.front();
-                in.remove_prefix(1);
-                if (state_ == State::CloseDash) {
-                    if (c != '-') return fail("a boundary followed by a single '-'");
-                    state_ = State::Epilogue;
-                } else if (state_ == State::PaddingLf) {
-                    if (c != '\n') return fail("a boundary line not ended by CRLF");
-                    if (++parts_ > limits_.max_parts) {
-                        state_ = State::Failed;
-                        return Status::TooManyParts;
-                    }
-                    headers_ = "\r\n";
-                    state_ = State::Headers;
-                } else if (c == '\r') {
-                    state_ = State::PaddingLf;
-                } else if (c == ' ' || c == '\t') {
-                    if (++padding_ > limits_.max_header_bytes)
-                        return fail("a boundary line with endless padding");
-                    state_ = State::Padding;
-                } else if (c == '-' && state_ == State::DelimiterEnd) {
-                    state_ = State::CloseDash;
-                } else {
-                    return fail("a boundary followed by neither CRLF nor \"--\"");
-                }
+            case State::CloseDash:
+                s = delimiter_line(in, handler);
                 break;
-            }
         }
         if (s != Status::Ok) return s;
     }

@@ -67,8 +67,8 @@ private:
     // Where in the body the next byte belongs.
     enum class State : uint8_t {
         Preamble,      // before the first delimiter: dropped
-        DelimiterEnd,  // after a delimiter: "--" (the close) or padding then CRLF
-        Padding,       // LWSP after the delimiter, before its CRLF
+        DelimiterEnd,  // after a delimiter's bytes: "--" (the close) or padding then CRLF
+        Padding,       // LWSP after them, before the line's CRLF
         PaddingLf,     // the CR of that line was seen
         CloseDash,     // one '-' of the closing "--" seen
         Headers,       // a part's header block
@@ -79,6 +79,9 @@ private:
 
     Status scan_content(std::string_view& in, MultipartHandler& handler);
     Status delimiter_found(MultipartHandler& handler);
+    Status delimiter_line(std::string_view& in, MultipartHandler& handler);
+    bool delimiter_confirmed(MultipartHandler& handler);
+    Status not_a_delimiter(MultipartHandler& handler);
     Status take_headers(std::string_view& in, MultipartHandler& handler);
     Status fail(std::string why);
     bool emit(std::string_view bytes, MultipartHandler& handler);
@@ -86,9 +89,10 @@ private:
     std::string delimiter_;  // CRLF "--" boundary: what ends a part's content
     MultipartLimits limits_;
     State state_ = State::Preamble;
-    std::string held_;     // a prefix of delimiter_ at the end of what was fed; may be content
-    std::string headers_;  // the header block so far
-    size_t padding_ = 0;   // LWSP bytes after a delimiter, bounded by max_header_bytes
+    std::string held_;  // a prefix of delimiter_ at the end of what was fed; may be content
+    std::string line_;  // a delimiter line's bytes until it is known to be one
+    State resume_ = State::Preamble;  // where a delimiter line that is not one goes back to
+    std::string headers_;             // the header block so far
     size_t parts_ = 0;
     std::string error_;
 };

@@ -4,7 +4,7 @@
 // the rest is the body, parsed with the boundary "b". Beyond the sanitizers' checks, it traps
 // when the parser's invariants fail: the body in two pieces giving other parts or another
 // outcome than in one, events out of order (data or an end outside a part), or content of a
-// complete parse that holds the delimiter.
+// complete parse that holds a whole delimiter line.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -67,7 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(a == b);
     if (a == MultipartParser::Status::Ok) {
         check(whole.parts == split.parts && !whole.open);
-        for (const std::string& p : whole.parts) check(p.find("\r\n--b") == std::string::npos);
+        for (const std::string& p : whole.parts)
+            check(p.find("\r\n--b\r\n") == std::string::npos &&
+                  p.find("\r\n--b--") == std::string::npos);
     }
     return 0;
 }
