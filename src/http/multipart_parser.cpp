@@ -40,9 +40,12 @@ bool for_each_parameter(std::string_view rest, F&& f) {
         if (!rest.empty() && rest.front() == '"') {
             size_t i = 1;
             for (; i < rest.size() && rest[i] != '"'; ++i) {
-                // A quoted-pair: browsers percent-encode '"' in names (RFC 7578 §4.2), but other
-                // clients escape it, and the escape is never part of the value.
-                if (rest[i] == '\\' && i + 1 < rest.size()) ++i;
+                // Browsers percent-encode '"' (the HTML form encoding) and send '\\' as it is (a
+                // Windows path's separator); older clients escape '"' and '\\' with a '\\'. Only
+                // those two are taken as escapes, so C:\dir\f.txt keeps its separators.
+                if (rest[i] == '\\' && i + 1 < rest.size() &&
+                    (rest[i + 1] == '"' || rest[i + 1] == '\\'))
+                    ++i;
                 value.push_back(rest[i]);
             }
             if (i == rest.size()) return false;

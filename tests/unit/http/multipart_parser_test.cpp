@@ -184,6 +184,14 @@ TEST(MultipartParser, ALineThatIsAlmostADelimiterIsContentAndTheNextOneCounts) {
     EXPECT_EQ(parse(dash).parts.at(0).content, "\r\n--XyZ-");
 }
 
+TEST(MultipartParser, BackslashesEscapeOnlyQuotesAndThemselves) {
+    const Outcome o = parse(
+        "--XyZ\r\nContent-Disposition: form-data; name=f; filename=\"C:\\dir\\\\a\\\"b\\x\"\r\n"
+        "\r\nv\r\n--XyZ--");
+    ASSERT_EQ(o.status, Status::Ok) << o.error;
+    EXPECT_EQ(o.parts.at(0).head.filename, "C:\\dir\\a\"b\\x");
+}
+
 TEST(MultipartParser, HeaderBlockLimitIsExactAndHoldsInPieces) {
     const std::string cd = "Content-Disposition: form-data; name=a\r\n";
     const std::string body =
