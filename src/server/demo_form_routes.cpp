@@ -5,8 +5,13 @@
 //                       content type, where it was stored). ?max_parts=, ?max_field_bytes=,
 //                       ?max_file_bytes=, ?max_part_header_bytes= lower the limits (tests
 //                       cross each one).
+//   POST /upload-file   the body as it is, streamed to one new file in the same directory: the
+//                       baseline bench/forms_bench.py compares multipart uploads with
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -69,10 +74,29 @@ Task<> upload_form_handler(Request& req, Response& res) {
     res.json({{"fields", fields}, {"files", files}});  // bytes not UTF-8 are shown replaced
 }
 
+// The same bytes without a form around them: what storing a streamed body costs by itself.
+Task<> upload_file_handler(Request& req, Response& res) {
+    std::string path = upload_dir() + "/body-XXXXXX";
+    const int fd = mkostemp(path.data(), O_CLOEXEC);
+    if (fd < 0) throw HttpError(500, "the upload could not be stored");
+    BodyStream body = req.body_stream();
+    bool stored = true;
+    while (auto piece = co_await body.next())
+        for (std::string_view rest = *piece; stored && !rest.empty();) {
+            const ssize_t n = ::write(fd, rest.data(), rest.size());
+            stored = n > 0 || errno == EINTR;
+            if (n > 0) rest.remove_prefix(size_t(n));
+        }
+    ::close(fd);
+    if (!stored) throw HttpError(500, "the upload could not be stored");
+    res.json({{"bytes", body.received()}, {"path", path}});
+}
+
 }  // namespace
 
 void add_form_routes(App& app) {
     app.post("/upload-form", upload_form_handler).stream_body().max_body(kMaxUploadBytes);
+    app.post("/upload-file", upload_file_handler).stream_body().max_body(kMaxUploadBytes);
 }
 
 }  // namespace rivet::server

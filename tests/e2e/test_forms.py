@@ -286,4 +286,5 @@ def test_a_large_upload_goes_to_disk_in_bounded_memory(forms):
     stored.unlink()  # 1 GiB on the test machine's disk: given back at once
     if not SANITIZED:
         growth = (vm_kib(forms.proc.pid, "VmHWM") - before) * 1024
+        print(f"peak RSS growth for {mib} MiB: {growth / 2**20:.1f} MiB")
         assert growth < 200 << 20, f"peak RSS grew {growth >> 20} MiB for a 1 GiB upload"

@@ -149,19 +149,17 @@ TEST(MultipartParser, ABoundaryThatNeverEndsIsMalformed) {
 }
 
 TEST(MultipartParser, HostileHeaderBlocks) {
-    const std::string open = "--XyZ\r\n";
-    EXPECT_EQ(parse(open + "Content-Disposition: attachment; name=a\r\n\r\n\r\n--XyZ--").error,
-              "a part whose Content-Disposition is not form-data");
-    EXPECT_EQ(parse(open + "Content-Disposition: form-data\r\n\r\n\r\n--XyZ--").error,
-              "a part without a name in its Content-Disposition");
-    EXPECT_EQ(parse(open + "Content-Disposition: form-data; name=\"a\r\n\r\n\r\n--XyZ--").error,
-              "a malformed Content-Disposition parameter");
-    EXPECT_EQ(parse(open + "Content-Disposition: form-data; name\r\n\r\n\r\n--XyZ--").error,
-              "a malformed Content-Disposition parameter");
-    EXPECT_EQ(parse(open + "no colon\r\n\r\n\r\n--XyZ--").error,
-              "a part header line without a name and ':'");
-    EXPECT_EQ(parse(open + "Content-Disposition: form-data;\r\n name=a\r\n\r\n\r\n--XyZ--").error,
-              "a folded part header line");
+    const std::pair<const char*, const char*> cases[] = {
+        {"Content-Disposition: attachment; name=a",
+         "a part whose Content-Disposition is not form-data"},
+        {"Content-Disposition: form-data", "a part without a name in its Content-Disposition"},
+        {"Content-Disposition: form-data; name=\"a", "a malformed Content-Disposition parameter"},
+        {"Content-Disposition: form-data; name", "a malformed Content-Disposition parameter"},
+        {"no colon", "a part header line without a name and ':'"},
+        {"Content-Disposition: form-data;\r\n name=a", "a folded part header line"},
+    };
+    for (const auto& [header, error] : cases)
+        EXPECT_EQ(parse("--XyZ\r\n"s + header + "\r\n\r\n\r\n--XyZ--").error, error) << header;
     // Boundary-like lines that are not delimiter lines are content (here the preamble's).
     for (const char* body : {"--XyZ-x", "--XyZx\r\n", "--XyZ \rx", "--XyZ\r\r\n"})
         EXPECT_EQ(parse(body).error, "no boundary in the body") << body;
