@@ -6,13 +6,13 @@
 #include <algorithm>
 
 #include "http/byte_scan.hpp"
+#include "http/field_block.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::http {
 
 namespace {
 
-using byte_scan::is_ows;
 using byte_scan::trim_ows;
 
 constexpr size_t kMaxBoundary = 70;  // RFC 2046 §5.1.1
@@ -212,35 +212,32 @@ MultipartParser::Status MultipartParser::take_headers(std::string_view& in,
     in.remove_prefix(end + 4 - old);
     PartHead head;
     bool has_disposition = false;
-    std::string_view block = std::string_view(headers_).substr(2, end - 2 + 2);  // lines + CRLF
-    while (!block.empty()) {
-        const size_t eol = block.find("\r\n");
-        const std::string_view line = block.substr(0, eol);
-        block.remove_prefix(eol + 2);
-        if (line.empty()) continue;
-        if (is_ows(line.front())) return fail("a folded part header line");
-        const size_t colon = line.find(':');
-        if (colon == std::string_view::npos || colon == 0)
-            return fail("a part header line without a name and ':'");
-        const std::string_view name = line.substr(0, colon);
-        const std::string_view value = trim_ows(line.substr(colon + 1));
-        if (iequals(name, "content-type")) {
-            head.content_type = value;
-        } else if (iequals(name, "content-disposition")) {
-            has_disposition = true;
-            const size_t semi = value.find(';');
-            if (!iequals(trim_ows(value.substr(0, semi)), "form-data"))
-                return fail("a part whose Content-Disposition is not form-data");
-            const std::string_view params =
-                semi == std::string_view::npos ? std::string_view{} : value.substr(semi);
-            const bool ok = for_each_parameter(params, [&](auto pname, auto pvalue) {
-                // filename* (RFC 5987) is not for form-data (RFC 7578 §4.2): ignored.
-                if (iequals(pname, "name")) head.name = std::move(pvalue);
-                if (iequals(pname, "filename")) head.filename = std::move(pvalue);
-            });
-            if (!ok) return fail("a malformed Content-Disposition parameter");
-        }
-    }
+    // The same field-line rules as a request head's (no folding, no bytes a field may not hold),
+    // so a part header is read as the server reads every other header.
+    const auto* bytes = reinterpret_cast<const unsigned char*>(headers_.data());
+    const FieldBlock block = scan_field_block(
+        bytes, 2, end + 4, limits_.max_header_bytes,
+        [&](size_t, std::string_view name, std::string_view value) -> const char* {
+            if (iequals(name, "content-type")) {
+                head.content_type = value;
+            } else if (iequals(name, "content-disposition")) {
+                has_disposition = true;
+                const size_t semi = value.find(';');
+                if (!iequals(trim_ows(value.substr(0, semi)), "form-data"))
+                    return "Content-Disposition is not form-data";
+                const std::string_view params =
+                    semi == std::string_view::npos ? std::string_view{} : value.substr(semi);
+                const bool ok = for_each_parameter(params, [&](auto pname, auto pvalue) {
+                    // filename* (RFC 5987) is not for form-data (RFC 7578 §4.2): ignored.
+                    if (iequals(pname, "name")) head.name = std::move(pvalue);
+                    if (iequals(pname, "filename")) head.filename = std::move(pvalue);
+                });
+                if (!ok) return "a malformed Content-Disposition parameter";
+            }
+            return nullptr;
+        });
+    if (block.end != FieldBlockEnd::Complete)
+        return fail(std::string("a part header: ") + (block.why ? block.why : "malformed"));
     if (!has_disposition) return fail("a part without Content-Disposition");
     if (head.name.empty()) return fail("a part without a name in its Content-Disposition");
     if (head.content_type.empty()) head.content_type = "text/plain";

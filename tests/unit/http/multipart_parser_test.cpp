@@ -151,12 +151,16 @@ TEST(MultipartParser, ABoundaryThatNeverEndsIsMalformed) {
 TEST(MultipartParser, HostileHeaderBlocks) {
     const std::pair<const char*, const char*> cases[] = {
         {"Content-Disposition: attachment; name=a",
-         "a part whose Content-Disposition is not form-data"},
+         "a part header: Content-Disposition is not form-data"},
         {"Content-Disposition: form-data", "a part without a name in its Content-Disposition"},
-        {"Content-Disposition: form-data; name=\"a", "a malformed Content-Disposition parameter"},
-        {"Content-Disposition: form-data; name", "a malformed Content-Disposition parameter"},
-        {"no colon", "a part header line without a name and ':'"},
-        {"Content-Disposition: form-data;\r\n name=a", "a folded part header line"},
+        {"Content-Disposition: form-data; name=\"a",
+         "a part header: a malformed Content-Disposition parameter"},
+        {"Content-Disposition: form-data; name",
+         "a part header: a malformed Content-Disposition parameter"},
+        {"no colon", "a part header: whitespace before colon"},
+        {"Content-Disposition: form-data;\r\n name=a", "a part header: obsolete line folding"},
+        {"Content-Disposition: form-data; name=a; filename=\"a\x01b\"",
+         "a part header: invalid character in field value"},
     };
     for (const auto& [header, error] : cases)
         EXPECT_EQ(parse("--XyZ\r\n"s + header + "\r\n\r\n\r\n--XyZ--").error, error) << header;
