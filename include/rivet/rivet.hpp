@@ -10,6 +10,7 @@
 #include <rivet/cors.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
+#include <rivet/form.hpp>
 #include <rivet/http_client.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>

@@ -201,6 +201,7 @@ void add_demo_routes(App& app, const DemoOptions& options) {
     app.get("/headers", headers_handler);
     app.get("/cookies", cookies_handler);
     add_waiting_routes(app);
+    add_form_routes(app);
     add_push_routes(app, add_event_routes(app));
     add_trailer_routes(app);
 

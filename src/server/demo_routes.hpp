@@ -1,6 +1,7 @@
 // The demo endpoints of the rivet executable: /hello, /echo, /fibonacci, /json, /calc, /work,
-// /headers, /cookies, /wait, /cpu, /later, /events, /stream/waiting, /trailers, and the files of
-// the root (the demo site) at /, compressed on the fly.
+// /headers, /cookies, /upload-form, /upload-file, /wait, /cpu, /later, /events,
+// /stream/waiting, /trailers, and the files of the root (the demo site) at /, compressed on the
+// fly.
 #pragma once
 
 #include <memory>
@@ -39,6 +40,9 @@ std::shared_ptr<EventHub> add_event_routes(App& app);
 // /ws/echo and /ws/chat: WebSockets (demo_push_routes.cpp); every chat message also goes to
 // the /events clients of `events` as a `chat` event.
 void add_push_routes(App& app, std::shared_ptr<EventHub> events);
+// /upload-form: an HTML form with files stored in a temporary directory; /upload-file: a body
+// stored as it is (demo_form_routes.cpp).
+void add_form_routes(App& app);
 // /trailers: a streamed body with its SHA-256 as a trailer field (demo_trailer_routes.cpp).
 void add_trailer_routes(App& app);
 
