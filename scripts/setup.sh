@@ -72,8 +72,9 @@ fi
 # exposition with Prometheus' own parser); brotli and zstandard (the compression tests decode
 # with the reference libraries' bindings; gzip is in the standard library); websockets (the
 # WebSocket load generator's own test, bench/test_ws_bench.py, checks it against an independent
-# server; the e2e tests of examples/notes_feed.cpp and public/chat.html use it as a client).
-for module in pytest prometheus_client brotli zstandard websockets; do
+# server; the e2e tests of examples/notes_feed.cpp and public/chat.html use it as a client);
+# requests (the sessions tests, tests/e2e/test_sessions.py: a real client's cookie handling).
+for module in pytest prometheus_client brotli zstandard websockets requests; do
   if ! python3 -c "import $module" >/dev/null 2>&1; then
     echo "setup: installing $module"
     python3 -m pip install -q "$module"
