@@ -1,5 +1,6 @@
 #include "http/cookie.hpp"
 
+#include "http/byte_scan.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::http {
@@ -9,12 +10,6 @@ namespace {
 bool is_cookie_octet(unsigned char c) {
     return c == 0x21 || (c >= 0x23 && c <= 0x2B) || (c >= 0x2D && c <= 0x3A) ||
            (c >= 0x3C && c <= 0x5B) || (c >= 0x5D && c <= 0x7E);
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
 }
 
 }  // namespace
@@ -44,8 +39,9 @@ std::optional<std::string_view> find_cookie(std::string_view cookie_field, std::
         cookie_field =
             semi == std::string_view::npos ? std::string_view{} : cookie_field.substr(semi + 1);
         const size_t eq = pair.find('=');
-        if (eq == std::string_view::npos || trim(pair.substr(0, eq)) != name) continue;
-        std::string_view value = trim(pair.substr(eq + 1));
+        if (eq == std::string_view::npos || byte_scan::trim_ows(pair.substr(0, eq)) != name)
+            continue;
+        std::string_view value = byte_scan::trim_ows(pair.substr(eq + 1));
         if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
             value = value.substr(1, value.size() - 2);
         return value;

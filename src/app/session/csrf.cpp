@@ -8,6 +8,7 @@
 #include "app/request/query.hpp"
 #include "app/session/session_engine.hpp"
 #include "app/session/signer.hpp"
+#include "http/byte_scan.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet {
@@ -19,11 +20,8 @@ bool is_safe(Method m) {
 }
 
 bool is_form(std::string_view content_type) {
-    const std::string_view type = content_type.substr(0, content_type.find(';'));
-    std::string_view trimmed = type;
-    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t'))
-        trimmed.remove_suffix(1);
-    return http::iequals(trimmed, "application/x-www-form-urlencoded");
+    return http::iequals(http::byte_scan::trim_ows(content_type.substr(0, content_type.find(';'))),
+                         "application/x-www-form-urlencoded");
 }
 
 class CsrfMiddleware final : public Middleware {
