@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
             return;
         }
         res.html(page("Sign in", "<form method=post action=/login>" + csrf_input(session) +
-                                     "<input name=username id=username> "
+                                     "<input name=username id=username value=\"" +
+                                     html_escape(req.cookie("last_user").value_or("")) +
+                                     "\"> "
                                      "<input name=password id=password type=password> "
                                      "<button id=login>Sign in</button></form>"));
     });
@@ -145,6 +147,13 @@ int main(int argc, char** argv) {
         rivet::Session& session = rivet::session(req);
         session.regenerate();  // a session id planted before the login is worth nothing after
         session.set("user", *user);
+        // A second cookie of the same response: the name, to fill the form in next time.
+        res.cookie({.name = "last_user",
+                    .value = *user,
+                    .path = "/",
+                    .max_age = std::chrono::days(30),
+                    .http_only = true,
+                    .same_site = rivet::SameSite::Strict});
         res.status(303).header("Location", "/");
     });
     app.post("/logout", [](Request& req, Response& res) {

@@ -56,7 +56,8 @@ def test_python_requests_sign_in_see_the_user_and_sign_out(login_app):
     r = sign_in(http, srv.url)
     assert r.status_code == 200 and "Signed in as ada" in r.text, r.text  # after the 303
     assert r.history[0].status_code == 303
-    set_cookie = r.history[0].headers["Set-Cookie"]
+    set_cookie = next(f for f in r.history[0].raw.headers.getlist("Set-Cookie")
+                      if f.startswith(COOKIE))
     assert set_cookie.startswith(f"{COOKIE}=") and "HttpOnly" in set_cookie, set_cookie
     assert "SameSite=Lax" in set_cookie and "Path=/" in set_cookie, set_cookie
     assert "Secure" not in set_cookie  # plain HTTP: Secure only over TLS by default
@@ -84,14 +85,40 @@ def test_curl_cookie_jar_round_trip(login_app, tmp_path):
     token = form_token(curl(srv.url + "/"))
     page = curl("-L", "-d", f"_csrf={token}&username=alan&password=turing", srv.url + "/login")
     assert "Signed in as alan" in page, page
-    assert COOKIE in jar.read_text()
     assert json.loads(curl(srv.url + "/whoami"))["user"] == "alan"
+
+    def session_in_jar():
+        return re.search(rf"{COOKIE}\t(\S+)", jar.read_text()).group(1)
+
     # Several Cookie fields (as HTTP/2 clients send): the session is found in the second.
-    value = re.search(rf"{COOKIE}\t(\S+)", jar.read_text()).group(1)
     out = subprocess.run(["curl", "-sS", "-H", "Cookie: a=1; theme=dark",
-                          "-H", f"Cookie: other=2; {COOKIE}={value}", srv.url + "/whoami"],
+                          "-H", f"Cookie: other=2; {COOKIE}={session_in_jar()}",
+                          srv.url + "/whoami"],
                          capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout
     assert json.loads(out)["user"] == "alan", out
+
+    # A login answer sets two cookies, each its own Set-Cookie field. (Signed in, the page's
+    # logout form carries the token: the login renewed it.)
+    token = form_token(curl(srv.url + "/"))
+    head = curl("-D", "-", "-o", "/dev/null", "-d",
+                f"_csrf={token}&username=alan&password=turing", srv.url + "/login")
+    fields = [line.strip() for line in head.splitlines()
+              if line.lower().startswith("set-cookie:")]
+    assert len(fields) == 2, head
+    assert fields[0] == ("Set-Cookie: last_user=alan; Path=/; Max-Age=2592000; HttpOnly; "
+                         "SameSite=Strict"), fields
+    assert fields[1].startswith(f"Set-Cookie: {COOKIE}="), fields
+    assert "last_user\talan" in jar.read_text()
+    signed_in = session_in_jar()
+    assert json.loads(curl(srv.url + "/whoami"))["user"] == "alan"
+
+    # Logout; the jar sends last_user back, so the form comes filled in. The form page that
+    # followed began a new session (for its CSRF token), not signed in.
+    token = form_token(curl(srv.url + "/"))
+    page = curl("-L", "-d", f"_csrf={token}", srv.url + "/logout")
+    assert 'id=username value="alan"' in page, page
+    assert session_in_jar() != signed_in
+    assert json.loads(curl(srv.url + "/whoami"))["user"] is None
 
 
 def test_tampered_or_unsigned_session_cookie_is_no_session(login_app):
@@ -221,6 +248,23 @@ def test_bad_cookie_values_never_reach_the_wire(login_app):
     assert requests.get(srv.url + "/whoami", timeout=TIMEOUT).status_code == 200  # still serving
 
 
+def wait_across_navigation(page: DevToolsPage, expression: str, timeout: float = 20.0):
+    """page.wait_for, for a page that is navigating: an evaluation that meets the old document's
+    end (its context destroyed) is tried again, not a failure."""
+    deadline = time.monotonic() + timeout * SLOW
+    while True:
+        try:
+            value = page.evaluate(expression)
+        except RuntimeError as e:
+            value = f"(navigating: {e})"
+        else:
+            if value:
+                return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{expression} still {value!r} after {timeout * SLOW:.0f} s")
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/setup.sh)")
 def test_browser_signs_in_through_the_form_and_out(login_app, tmp_path):
     srv = login_app()
@@ -229,12 +273,15 @@ def test_browser_signs_in_through_the_form_and_out(login_app, tmp_path):
             page.navigate(srv.url + "/")
         except RuntimeError as e:
             pytest.skip(f"chromium cannot load the page here: {e}")
-        page.wait_for("!!document.getElementById('login')")
+        wait_across_navigation(page, "!!document.getElementById('login')")
+        # Clicked after the evaluation returns, so that it does not race the navigation.
         page.evaluate("document.getElementById('username').value = 'ada';"
                       "document.getElementById('password').value = 'lovelace';"
-                      "document.getElementById('login').click()")
-        assert "Signed in as ada" in page.wait_for(
-            "document.getElementById('user') && document.getElementById('user').textContent")
-        assert page.evaluate("document.cookie") == ""  # HttpOnly: scripts never see it
-        page.evaluate("document.getElementById('logout').click()")
-        page.wait_for("!!document.getElementById('login')")
+                      "setTimeout(() => document.getElementById('login').click(), 0)")
+        assert "Signed in as ada" in wait_across_navigation(
+            page, "document.getElementById('user') && document.getElementById('user').textContent")
+        assert page.evaluate("document.cookie") == ""  # HttpOnly: scripts never see them
+        page.evaluate("setTimeout(() => document.getElementById('logout').click(), 0)")
+        wait_across_navigation(page, "!!document.getElementById('login')")
+        # The form is filled in from the last_user cookie the browser kept.
+        assert page.evaluate("document.getElementById('username').value") == "ada"
