@@ -14,12 +14,13 @@ namespace {
 constexpr std::string_view kIdPurpose = "rivet session id";
 constexpr std::string_view kDataPurpose = "rivet session data";
 
-int64_t to_seconds(std::chrono::system_clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+// Milliseconds: whole seconds would let a session expire up to a second early.
+int64_t to_millis(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-std::chrono::system_clock::time_point from_seconds(int64_t s) {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(s));
+std::chrono::system_clock::time_point from_millis(int64_t ms) {
+    return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
 }
 
 SessionOptions checked(SessionOptions o) {
@@ -58,7 +59,7 @@ std::optional<std::string> SessionEngine::verified_id(std::string_view cookie_va
 
 std::string SessionEngine::encode(const SessionRecord& record) const {
     nlohmann::json j = {
-        {"d", record.data}, {"c", to_seconds(record.created)}, {"s", to_seconds(record.last_seen)}};
+        {"d", record.data}, {"c", to_millis(record.created)}, {"s", to_millis(record.last_seen)}};
     return signer.sign(kDataPurpose, app::base64url_encode(j.dump()));
 }
 
@@ -77,8 +78,8 @@ std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value
         if (!value.is_string()) return std::nullopt;
         record.data.emplace(key, value.get<std::string>());
     }
-    record.created = from_seconds(j["c"].get<int64_t>());
-    record.last_seen = from_seconds(j["s"].get<int64_t>());
+    record.created = from_millis(j["c"].get<int64_t>());
+    record.last_seen = from_millis(j["s"].get<int64_t>());
     return record;
 }
 

@@ -63,7 +63,7 @@ TEST(RandomToken, DiffersEachTime) {
 TEST(SessionEngine, CookieEncodingRoundTripsAndRefusesTampering) {
     const rivet::detail::SessionEngine engine(
         {.secret = kSecret, .storage = rivet::SessionStorage::InCookie});
-    const auto now = std::chrono::system_clock::time_point(1'700'000'000s);
+    const auto now = std::chrono::system_clock::time_point(1'700'000'000'123ms);
     const rivet::SessionRecord record{
         {{"user", "ada"}, {"x", "a \"quoted\"; value"}}, now, now + 5s};
     const std::string value = engine.encode(record);
@@ -81,6 +81,19 @@ TEST(SessionEngine, CookieEncodingRoundTripsAndRefusesTampering) {
     EXPECT_TRUE(engine.expired(record, record.last_seen + 30min));  // idle_timeout's default
     EXPECT_FALSE(engine.expired(record, record.last_seen + 29min));
     EXPECT_TRUE(engine.expired({{}, now, now + 23h + 50min}, now + 24h));
+}
+
+TEST(SessionEngine, SessionCookieIsSecureOverTlsOrWhenAskedAlways) {
+    const rivet::detail::SessionEngine engine({.secret = kSecret});
+    const rivet::Cookie plain = engine.cookie("v", false);
+    EXPECT_FALSE(plain.secure);
+    EXPECT_TRUE(plain.http_only);
+    EXPECT_EQ(plain.same_site, rivet::SameSite::Lax);
+    EXPECT_EQ(plain.path, "/");
+    EXPECT_TRUE(engine.cookie("v", true).secure);
+    const rivet::detail::SessionEngine always(
+        {.secret = kSecret, .secure = rivet::SecureCookie::Always});
+    EXPECT_TRUE(always.cookie("v", false).secure);
 }
 
 TEST(SessionEngine, RefusesBadOptions) {
