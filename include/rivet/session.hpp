@@ -76,7 +76,7 @@ struct SessionOptions {
     SecureCookie secure = SecureCookie::WhenTls;
     std::chrono::seconds idle_timeout = std::chrono::minutes(30);
     std::chrono::seconds absolute_timeout = std::chrono::hours(24);
-    size_t max_cookie_bytes = 4096;  // InCookie: the whole Set-Cookie value
+    size_t max_cookie_bytes = 4096;  // InCookie: name=value (browsers keep 4096 at most)
 };
 
 namespace detail {
