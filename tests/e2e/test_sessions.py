@@ -90,7 +90,7 @@ def test_curl_cookie_jar_round_trip(login_app, tmp_path):
     def session_in_jar():
         return re.search(rf"{COOKIE}\t(\S+)", jar.read_text()).group(1)
 
-    # Several Cookie fields (as HTTP/2 clients send): the session is found in the second.
+    # Several Cookie fields: the session is found in the second.
     out = subprocess.run(["curl", "-sS", "-H", "Cookie: a=1; theme=dark",
                           "-H", f"Cookie: other=2; {COOKIE}={session_in_jar()}",
                           srv.url + "/whoami"],
