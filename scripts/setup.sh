@@ -73,7 +73,8 @@ fi
 # with the reference libraries' bindings; gzip is in the standard library); websockets (the
 # WebSocket load generator's own test, bench/test_ws_bench.py, checks it against an independent
 # server; the e2e tests of examples/notes_feed.cpp and public/chat.html use it as a client);
-# requests (test_forms.py: its multipart encoder is a real client's, and it streams a generator).
+# requests (test_forms.py: a real client's multipart encoder, streaming a generator; the sessions
+# tests, test_sessions.py: a real client's cookie handling).
 for module in pytest prometheus_client brotli zstandard websockets requests; do
   if ! python3 -c "import $module" >/dev/null 2>&1; then
     echo "setup: installing $module"

@@ -69,6 +69,11 @@ public:
     std::string_view header(std::string_view name) const;
     bool has_header(std::string_view name) const;
     HeaderFields headers() const;
+    // The value of the cookie `name` (case-sensitive) from the Cookie fields, however many the
+    // client sent (an HTTP/2 request's split ones arrive joined), DQUOTEs stripped; nullopt
+    // when absent. A view into the request, found when asked (nothing is parsed for requests
+    // that never ask).
+    std::optional<std::string_view> cookie(std::string_view name) const;
 
     // Route parameters (":id" and "*rest" of the matched pattern), "" when absent.
     std::string_view param(std::string_view name) const;

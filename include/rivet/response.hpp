@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <rivet/cookie.hpp>
 #include <rivet/stream.hpp>
 
 namespace rivet {
@@ -120,6 +121,14 @@ public:
     // Removes every field named `name` (case-insensitive) that header() added; for middleware
     // that rewrites a field (set it again with header()).
     Response& remove_header(std::string_view name);
+
+    // Adds a Set-Cookie field for `cookie` (rivet/cookie.hpp), one per call; throws
+    // std::invalid_argument for what rivet/cookie.hpp lists, before anything is added.
+    Response& cookie(const Cookie& cookie);
+    // Tells the browser to drop the cookie `name`: an empty value, Max-Age=0 and an Expires in
+    // the past. Path and Domain must be the ones it was set with, or the browser keeps it.
+    Response& delete_cookie(std::string_view name, std::string_view path = "/",
+                            std::string_view domain = "");
 
     // A body sent from a file with sendfile(2) (Content-Length = range.length); the I/O loop
     // sends it in bounded pieces as the socket takes them, never blocking on it.

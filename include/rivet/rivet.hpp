@@ -6,8 +6,10 @@
 #include <rivet/async_reply.hpp>
 #include <rivet/compression.hpp>
 #include <rivet/context.hpp>
+#include <rivet/cookie.hpp>
 #include <rivet/coro.hpp>
 #include <rivet/cors.hpp>
+#include <rivet/csrf.hpp>
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
 #include <rivet/form.hpp>
@@ -17,6 +19,7 @@
 #include <rivet/request.hpp>
 #include <rivet/request_id.hpp>
 #include <rivet/response.hpp>
+#include <rivet/session.hpp>
 #include <rivet/shutdown.hpp>
 #include <rivet/stream.hpp>
 #include <rivet/task.hpp>

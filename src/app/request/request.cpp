@@ -7,6 +7,7 @@
 #include "app/request/request_access.hpp"
 #include "app/routing/router.hpp"
 #include "engine/exchange.hpp"
+#include "http/cookie.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet {
@@ -98,6 +99,14 @@ HeaderFields Request::headers() const {
 
 std::string_view Request::header(std::string_view name) const {
     return http::find_header(head_->headers, name);
+}
+
+std::optional<std::string_view> Request::cookie(std::string_view name) const {
+    if (name.empty()) return std::nullopt;
+    for (const auto& field : head_->headers)
+        if (http::iequals(field.name, "Cookie"))
+            if (auto value = http::find_cookie(field.value, name)) return value;
+    return std::nullopt;
 }
 
 bool Request::has_header(std::string_view name) const {

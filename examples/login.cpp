@@ -1,0 +1,195 @@
+// A login page with rivet: an HTML form, a session behind a signed cookie, CSRF tokens in the
+// forms, a page that shows who is signed in, and logout.
+//
+//   ./build/example_login [port] [--cookie-sessions] [--idle=S] [--absolute=S] [--max-sessions=N]
+//   then open http://localhost:8080/ and sign in as ada / lovelace (or alan / turing).
+//
+// The signing secret comes from RIVET_SESSION_SECRET (32 bytes at least); without it one is
+// made at start, so sessions end when the process does.
+#include <rivet/rivet.hpp>
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+using rivet::HttpError, rivet::Request, rivet::Response;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::map<std::string, std::string, std::less<>> kUsers = {{"ada", "lovelace"},
+                                                                {"alan", "turing"}};
+
+std::string html_escape(std::string_view text) {
+    std::string out;
+    for (char c : text) switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
+        }
+    return out;
+}
+
+// One field of an application/x-www-form-urlencoded body (what an HTML form posts).
+std::optional<std::string> form_field(std::string_view body, std::string_view name) {
+    auto decode = [](std::string_view in) {
+        std::string out;
+        for (size_t i = 0; i < in.size(); ++i) {
+            if (in[i] == '+') {
+                out += ' ';
+            } else if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(uint8_t(in[i + 1])) &&
+                       std::isxdigit(uint8_t(in[i + 2]))) {
+                out += char(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16));
+                i += 2;
+            } else {
+                out += in[i];
+            }
+        }
+        return out;
+    };
+    while (!body.empty()) {
+        const size_t amp = body.find('&');
+        const std::string_view pair = body.substr(0, amp);
+        body = amp == std::string_view::npos ? "" : body.substr(amp + 1);
+        const size_t eq = pair.find('=');
+        if (decode(pair.substr(0, eq)) == name)
+            return eq == std::string_view::npos ? "" : decode(pair.substr(eq + 1));
+    }
+    return std::nullopt;
+}
+
+std::string page(std::string_view title, std::string_view content) {
+    return "<!doctype html><html><head><meta charset=utf-8><title>" + std::string(title) +
+           "</title></head><body>" + std::string(content) + "</body></html>";
+}
+
+std::string csrf_input(rivet::Session& session) {
+    return "<input type=hidden name=_csrf value=\"" + html_escape(session.csrf_token()) + "\">";
+}
+
+std::string secret_from_environment() {
+    if (const char* secret = std::getenv("RIVET_SESSION_SECRET")) return secret;
+    std::random_device random;
+    std::string secret;
+    for (int i = 0; i < 64; ++i) secret += "0123456789abcdef"[random() & 15];  // 256 bits
+    return secret;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    rivet::SessionOptions sessions{.secret = secret_from_environment()};
+    size_t max_sessions = 100'000;
+    uint16_t port = 8080;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--cookie-sessions")
+            sessions.storage = rivet::SessionStorage::InCookie;
+        else if (arg.starts_with("--idle="))
+            sessions.idle_timeout = std::chrono::seconds(std::stoi(arg.substr(7)));
+        else if (arg.starts_with("--absolute="))
+            sessions.absolute_timeout = std::chrono::seconds(std::stoi(arg.substr(11)));
+        else if (arg.starts_with("--max-sessions="))
+            max_sessions = std::stoul(arg.substr(15));
+        else
+            port = uint16_t(std::stoi(arg));
+    }
+    if (sessions.storage == rivet::SessionStorage::InStore)
+        sessions.store = rivet::memory_session_store(max_sessions);
+
+    rivet::App app;
+    app.use(rivet::sessions(sessions));
+    app.use(rivet::csrf());
+
+    app.get("/", [](Request& req, Response& res) {
+        rivet::Session& session = rivet::session(req);
+        if (auto user = session.get("user")) {
+            res.html(page("Signed in", "<p id=user>Signed in as " + html_escape(*user) +
+                                           "</p><form method=post action=/logout>" +
+                                           csrf_input(session) +
+                                           "<button id=logout>Sign out</button></form>"));
+            return;
+        }
+        res.html(page("Sign in", "<form method=post action=/login>" + csrf_input(session) +
+                                     "<input name=username id=username value=\"" +
+                                     html_escape(req.cookie("last_user").value_or("")) +
+                                     "\"> "
+                                     "<input name=password id=password type=password> "
+                                     "<button id=login>Sign in</button></form>"));
+    });
+    app.post("/login", [](Request& req, Response& res) {
+        const auto user = form_field(req.body(), "username");
+        const auto password = form_field(req.body(), "password");
+        auto known = kUsers.find(user.value_or(""));
+        if (known == kUsers.end() || known->second != password.value_or("")) {
+            res.status(401).html(
+                page("Sign in", "<p>Wrong name or password. <a href=/>Again</a></p>"));
+            return;
+        }
+        rivet::Session& session = rivet::session(req);
+        session.regenerate();  // a session id planted before the login is worth nothing after
+        session.set("user", *user);
+        // A second cookie of the same response: the name, to fill the form in next time.
+        res.cookie({.name = "last_user",
+                    .value = *user,
+                    .path = "/",
+                    .max_age = std::chrono::days(30),
+                    .http_only = true,
+                    .same_site = rivet::SameSite::Strict});
+        res.status(303).header("Location", "/");
+    });
+    app.post("/logout", [](Request& req, Response& res) {
+        rivet::session(req).destroy();
+        res.status(303).header("Location", "/");
+    });
+
+    // For scripts (and the tests): who is signed in, the token to send as X-CSRF-Token, a note
+    // kept in the session, and a preference cookie set from the query.
+    app.get("/whoami", [](Request& req, Response& res) {
+        rivet::Session& session = rivet::session(req);
+        auto user = session.get("user");
+        res.json({{"user", user ? nlohmann::json(*user) : nlohmann::json(nullptr)},
+                  {"note", session.get("note").value_or("")},
+                  {"new_session", session.is_new()}});
+    });
+    app.get("/csrf", [](Request& req, Response& res) {
+        res.json({{"token", rivet::session(req).csrf_token()}});
+    });
+    app.post("/note", [](Request& req, Response& res) {
+        try {
+            rivet::session(req).set("note", std::string(req.body()));
+        } catch (const std::length_error& e) {  // InCookie: over max_cookie_bytes
+            throw HttpError(413, "the note does not fit in the session cookie");
+        }
+        res.status(204);
+    });
+    app.get("/theme", [](Request& req, Response& res) {
+        // A value that is no cookie-value (a space, ';') throws: a 500, never a broken field.
+        res.cookie({.name = "theme",
+                    .value = req.query("value").value_or("light"),
+                    .path = "/",
+                    .max_age = std::chrono::days(365),
+                    .same_site = rivet::SameSite::Lax});
+        res.json({{"theme", req.cookie("theme") ? std::string(*req.cookie("theme")) : ""}});
+    });
+
+    app.run({.port = port});
+}

@@ -1,0 +1,102 @@
+#include "app/session/session_engine.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+#include "http/cookie.hpp"
+
+namespace rivet::detail {
+
+namespace {
+
+// The purposes signed with a value, so one kind of signed value never passes for the other.
+constexpr std::string_view kIdPurpose = "rivet session id";
+constexpr std::string_view kDataPurpose = "rivet session data";
+
+// Milliseconds: whole seconds would let a session expire up to a second early.
+int64_t to_millis(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point from_millis(int64_t ms) {
+    return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+}
+
+SessionOptions checked(SessionOptions o) {
+    if (!http::is_cookie_name(o.cookie_name))
+        throw std::invalid_argument("sessions: invalid cookie name '" + o.cookie_name + "'");
+    if (o.idle_timeout.count() <= 0 || o.absolute_timeout.count() <= 0)
+        throw std::invalid_argument("sessions: timeouts must be positive");
+    if (o.same_site == SameSite::None && o.secure != SecureCookie::Always)
+        throw std::invalid_argument("sessions: SameSite=None needs secure = SecureCookie::Always");
+    if (o.storage == SessionStorage::InStore && !o.store) o.store = memory_session_store();
+    return o;
+}
+
+}  // namespace
+
+SessionEngine::SessionEngine(SessionOptions o)
+    : options(checked(std::move(o))), signer(options.secret) {
+    // Whatever the cookie would refuse, refuse it now rather than on the first request.
+    Response probe;
+    probe.cookie(cookie("x", true));
+}
+
+std::string SessionEngine::new_id() {
+    return app::random_token(32);
+}
+
+std::string SessionEngine::signed_id(std::string_view id) const {
+    return signer.sign(kIdPurpose, id);
+}
+
+std::optional<std::string> SessionEngine::verified_id(std::string_view cookie_value) const {
+    auto id = signer.verify(kIdPurpose, cookie_value);
+    if (!id) return std::nullopt;
+    return std::string(*id);
+}
+
+std::string SessionEngine::encode(const SessionRecord& record) const {
+    nlohmann::json j = {
+        {"d", record.data}, {"c", to_millis(record.created)}, {"s", to_millis(record.last_seen)}};
+    return signer.sign(kDataPurpose, app::base64url_encode(j.dump()));
+}
+
+std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value) const {
+    auto payload = signer.verify(kDataPurpose, cookie_value);
+    if (!payload) return std::nullopt;
+    auto text = app::base64url_decode(*payload);
+    if (!text) return std::nullopt;
+    // Signed by us, so well formed unless the secret leaked; checked all the same.
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j["d"].is_object() || !j["c"].is_number_integer() ||
+        !j["s"].is_number_integer())
+        return std::nullopt;
+    SessionRecord record;
+    for (auto& [key, value] : j["d"].items()) {
+        if (!value.is_string()) return std::nullopt;
+        record.data.emplace(key, value.get<std::string>());
+    }
+    record.created = from_millis(j["c"].get<int64_t>());
+    record.last_seen = from_millis(j["s"].get<int64_t>());
+    return record;
+}
+
+bool SessionEngine::expired(const SessionRecord& record,
+                            std::chrono::system_clock::time_point now) const {
+    return now - record.last_seen >= options.idle_timeout ||
+           now - record.created >= options.absolute_timeout;
+}
+
+Cookie SessionEngine::cookie(std::string value, bool request_secure) const {
+    return {.name = options.cookie_name,
+            .value = std::move(value),
+            .path = options.path,
+            .domain = options.domain,
+            .secure = options.secure == SecureCookie::Always || request_secure,
+            .http_only = true,
+            .same_site = options.same_site};
+}
+
+}  // namespace rivet::detail

@@ -1,0 +1,54 @@
+// What the sessions() middleware shares with the Session objects it makes: its options, its
+// signer, and how a session becomes a cookie value and back.
+#pragma once
+
+#include <rivet/session.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "app/session/signer.hpp"
+
+namespace rivet::detail {
+
+// The session key Session::csrf_token keeps its token under, and csrf() reads.
+inline constexpr std::string_view kCsrfSessionKey = "_csrf";
+
+struct SessionEngine {
+    explicit SessionEngine(SessionOptions options);
+
+    // InStore: a fresh random id (32 bytes of entropy) and its signed cookie value.
+    static std::string new_id();
+    std::string signed_id(std::string_view id) const;
+    // The id of a signed cookie value, nullopt when the signature does not match.
+    std::optional<std::string> verified_id(std::string_view cookie_value) const;
+
+    // InCookie: the record as a signed cookie value, and back (nullopt when tampered with or
+    // malformed).
+    std::string encode(const SessionRecord& record) const;
+    std::optional<SessionRecord> decode(std::string_view cookie_value) const;
+
+    // Whether a record is past idle_timeout or absolute_timeout at `now`.
+    bool expired(const SessionRecord& record, std::chrono::system_clock::time_point now) const;
+
+    // The session cookie carrying `value` ("" with deletion) for a request over TLS or not.
+    Cookie cookie(std::string value, bool request_secure) const;
+
+    SessionOptions options;
+    app::Signer signer;
+};
+
+// The Session's private parts, for the middleware.
+struct SessionAccess {
+    using Origin = Session::Origin;
+    using Change = Session::Change;
+    static Session make(std::shared_ptr<const SessionEngine> engine);
+    static Session::Origin& origin(Session& s) { return s.origin_; }
+    static Session::Change& change(Session& s) { return s.change_; }
+    static std::string& id(Session& s) { return s.id_; }
+    static SessionData& data(Session& s) { return s.data_; }
+    static std::chrono::system_clock::time_point& created(Session& s) { return s.created_; }
+};
+
+}  // namespace rivet::detail

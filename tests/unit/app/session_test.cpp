@@ -1,0 +1,172 @@
+// The parts of sessions that need no socket: signatures, base64url, the cookie-only encoding,
+// and the memory store's bound and expiry. tests/e2e/test_sessions.py drives the middleware.
+#include <rivet/session.hpp>
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "app/session/session_engine.hpp"
+#include "app/session/signer.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using rivet::app::base64url_decode;
+using rivet::app::base64url_encode;
+using rivet::app::Signer;
+
+const std::string kSecret(32, 'k');
+
+TEST(Base64Url, RoundTripsEveryLengthAndRefusesJunk) {
+    std::string bytes;
+    for (int i = 0; i < 40; ++i) {
+        const std::string text = base64url_encode(bytes);
+        EXPECT_EQ(text.find_first_of("+/="), std::string::npos);
+        EXPECT_EQ(base64url_decode(text), bytes) << i;
+        bytes += char(i * 37);
+    }
+    EXPECT_EQ(base64url_encode("\xfb\xff"), "-_8");
+    EXPECT_EQ(base64url_decode("a"), std::nullopt);     // no length gives 1 digit
+    EXPECT_EQ(base64url_decode("ab+c"), std::nullopt);  // standard alphabet
+    EXPECT_EQ(base64url_decode("ab=="), std::nullopt);  // padding
+    EXPECT_EQ(base64url_decode("AB"), std::nullopt);    // leftover bits set: a second spelling
+    EXPECT_EQ(base64url_decode("AA"), std::string(1, '\0'));
+}
+
+TEST(Signer, VerifiesItsOwnAndRefusesTamperingOtherPurposesAndKeys) {
+    const Signer signer(kSecret);
+    const std::string token = signer.sign("id", "abc");
+    EXPECT_TRUE(token.starts_with("abc."));
+    EXPECT_EQ(signer.verify("id", token), "abc");
+    EXPECT_EQ(signer.verify("data", token), std::nullopt);
+    EXPECT_EQ(Signer(std::string(32, 'x')).verify("id", token), std::nullopt);
+    for (size_t i = 0; i < token.size(); ++i) {
+        std::string tampered = token;
+        tampered[i] = tampered[i] == 'A' ? 'B' : 'A';
+        EXPECT_EQ(signer.verify("id", tampered), std::nullopt) << i;
+    }
+    EXPECT_EQ(signer.verify("id", "abc"), std::nullopt);
+    EXPECT_EQ(signer.verify("id", token.substr(0, token.size() - 1)), std::nullopt);
+    EXPECT_THROW(Signer(std::string(31, 'k')), std::invalid_argument);
+}
+
+TEST(RandomToken, DiffersEachTime) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; ++i) seen.insert(rivet::app::random_token(32));
+    EXPECT_EQ(seen.size(), 1000u);
+    EXPECT_EQ(rivet::app::random_token(32).size(), 43u);
+}
+
+TEST(SessionEngine, CookieEncodingRoundTripsAndRefusesTampering) {
+    const rivet::detail::SessionEngine engine(
+        {.secret = kSecret, .storage = rivet::SessionStorage::InCookie});
+    const auto now = std::chrono::system_clock::time_point(1'700'000'000'123ms);
+    const rivet::SessionRecord record{
+        {{"user", "ada"}, {"x", "a \"quoted\"; value"}}, now, now + 5s};
+    const std::string value = engine.encode(record);
+    auto back = engine.decode(value);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->data, record.data);
+    EXPECT_EQ(back->created, record.created);
+    EXPECT_EQ(back->last_seen, record.last_seen);
+    std::string tampered = value;
+    tampered[3] = tampered[3] == 'e' ? 'f' : 'e';
+    EXPECT_FALSE(engine.decode(tampered));
+    // A session id's signature does not pass for data, nor data's for an id.
+    EXPECT_FALSE(engine.decode(engine.signed_id(base64url_encode("{}"))));
+    EXPECT_FALSE(engine.verified_id(value));
+    EXPECT_TRUE(engine.expired(record, record.last_seen + 30min));  // idle_timeout's default
+    EXPECT_FALSE(engine.expired(record, record.last_seen + 29min));
+    EXPECT_TRUE(engine.expired({{}, now, now + 23h + 50min}, now + 24h));
+}
+
+TEST(SessionEngine, SessionCookieIsSecureOverTlsOrWhenAskedAlways) {
+    const rivet::detail::SessionEngine engine({.secret = kSecret});
+    const rivet::Cookie plain = engine.cookie("v", false);
+    EXPECT_FALSE(plain.secure);
+    EXPECT_TRUE(plain.http_only);
+    EXPECT_EQ(plain.same_site, rivet::SameSite::Lax);
+    EXPECT_EQ(plain.path, "/");
+    EXPECT_TRUE(engine.cookie("v", true).secure);
+    const rivet::detail::SessionEngine always(
+        {.secret = kSecret, .secure = rivet::SecureCookie::Always});
+    EXPECT_TRUE(always.cookie("v", false).secure);
+}
+
+TEST(SessionEngine, RefusesBadOptions) {
+    using rivet::SessionOptions;
+    EXPECT_THROW(rivet::detail::SessionEngine({.secret = "short"}), std::invalid_argument);
+    EXPECT_THROW(rivet::detail::SessionEngine({.secret = kSecret, .cookie_name = "a b"}),
+                 std::invalid_argument);
+    EXPECT_THROW(rivet::detail::SessionEngine({.secret = kSecret, .path = "/a;b"}),
+                 std::invalid_argument);
+    EXPECT_THROW(rivet::detail::SessionEngine({.secret = kSecret, .idle_timeout = 0s}),
+                 std::invalid_argument);
+    EXPECT_THROW(
+        rivet::detail::SessionEngine({.secret = kSecret, .same_site = rivet::SameSite::None}),
+        std::invalid_argument);
+    EXPECT_NO_THROW(rivet::detail::SessionEngine({.secret = kSecret,
+                                                  .same_site = rivet::SameSite::None,
+                                                  .secure = rivet::SecureCookie::Always}));
+}
+
+rivet::SessionRecord record_with(std::string user) {
+    const auto now = std::chrono::system_clock::now();
+    return {{{"user", std::move(user)}}, now, now};
+}
+
+TEST(MemorySessionStore, EvictsTheLeastRecentlyUsedPastItsBound) {
+    auto store = rivet::memory_session_store(3);
+    for (std::string id : {"a", "b", "c"}) store->save(id, record_with(id), 1h);
+    ASSERT_TRUE(store->load("a"));  // "a" is now the most recently used: "b" goes first
+    store->save("d", record_with("d"), 1h);
+    EXPECT_FALSE(store->load("b"));
+    for (std::string id : {"a", "c", "d"}) {
+        auto r = store->load(id);
+        ASSERT_TRUE(r) << id;
+        EXPECT_EQ(r->data.at("user"), id);
+    }
+    store->save("a", record_with("again"), 1h);  // an update takes no new place
+    EXPECT_TRUE(store->load("c") && store->load("d"));
+    EXPECT_EQ(store->load("a")->data.at("user"), "again");
+    store->remove("a");
+    EXPECT_FALSE(store->load("a"));
+    store->remove("never");  // no such id: nothing happens
+    EXPECT_THROW(rivet::memory_session_store(0), std::invalid_argument);
+}
+
+TEST(MemorySessionStore, DropsASessionPastItsTtl) {
+    auto store = rivet::memory_session_store(10);
+    store->save("gone", record_with("x"), 0s);
+    store->save("kept", record_with("y"), 1h);
+    EXPECT_FALSE(store->load("gone"));
+    EXPECT_TRUE(store->load("kept"));
+}
+
+TEST(MemorySessionStore, SharedByThreadsStaysWithinItsBound) {
+    auto store = rivet::memory_session_store(50);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 2000; ++i) {
+                const std::string id = std::to_string(t) + "-" + std::to_string(i % 100);
+                store->save(id, record_with(id), 1h);
+                if (auto r = store->load(id)) {
+                    EXPECT_EQ(r->data.at("user"), id);
+                }
+                if (i % 7 == 0) store->remove(id);
+            }
+        });
+    for (auto& t : threads) t.join();
+    int kept = 0;
+    for (int t = 0; t < 4; ++t)
+        for (int i = 0; i < 100; ++i)
+            kept += bool(store->load(std::to_string(t) + "-" + std::to_string(i)));
+    EXPECT_LE(kept, 50);
+    EXPECT_GT(kept, 0);
+}
+
+}  // namespace
