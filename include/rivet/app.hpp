@@ -58,8 +58,8 @@ using ErrorHandler = std::function<void(const Request&, Response&, const ErrorIn
 struct RunOptions {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
-    unsigned threads = 0;        // I/O loops; 0 = one per core
-    unsigned workers = 0;        // worker pool for offloaded routes; 0 = one per core
+    unsigned threads = 0;        // I/O loops; 0 = one per usable CPU
+    unsigned workers = 0;        // worker pool for offloaded routes; 0 = one per usable CPU
     size_t queue = 1024;         // offloaded requests waiting for a worker; past it: 503
     unsigned retry_after_s = 1;  // Retry-After of that 503
     Limits limits{};             // request sizes and connection limits (rivet/limits.hpp)
