@@ -222,9 +222,15 @@ public:
     uint16_t start(const RunOptions& options);  // returns the bound port
     void stop();                                // drains and waits
     // While running, from any thread: the lame-duck period before a stop(). Everything is
-    // still accepted and served, but each answer says "Connection: close" and /healthz
-    // answers 503, so that load balancers take the instance out before it stops listening.
+    // still accepted and served, but each answer says "Connection: close" and /healthz and
+    // /readyz answer 503, so that load balancers take the instance out before it stops listening.
     void begin_lame_duck();
+    // Whether this instance should get traffic, from any thread, before start() or while
+    // running: set_ready(false) makes /readyz and /healthz answer 503 "unready" (balancers and
+    // Kubernetes take it out) while everything else is still served and /livez stays 200 (a
+    // lost database is no reason to restart); set_ready(true) puts it back. Ready by default.
+    // The lame duck fails readiness whatever this says.
+    void set_ready(bool ready);
     // While running, from any thread, once another process serves the same listening sockets
     // (an in-place upgrade): stop accepting at once and end each open connection after its
     // next answer. /healthz keeps answering 200 (the checks now reach the other process);
