@@ -4,22 +4,13 @@ while the application says it cannot serve (App::set_ready, shown by example_rea
 readiness follows a TCP dependency the test opens and closes)."""
 import signal
 import socket
-import time
 
 import pytest
 
+from ops_e2e import wait_for
 from rivet_e2e import BIN, SLOW
 
 EXAMPLES = BIN.parent
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout * SLOW
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def answers(srv, path):

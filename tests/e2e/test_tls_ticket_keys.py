@@ -7,24 +7,15 @@ import os
 import re
 import signal
 import subprocess
-import time
 import uuid
 
 import pytest
 
+from ops_e2e import wait_for
 from rivet_e2e import BIN, SLOW
 from tls_e2e import s_client, start_tls
 
 REQUEST = "GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-
-
-def wait_for(predicate, timeout=10, what="the condition"):
-    deadline = time.monotonic() + timeout * SLOW
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def key_file(path, *keys):
@@ -107,14 +98,14 @@ def test_rotation_at_sighup_keeps_old_sessions(rivet, tls_certs, tmp_path, sessi
         _, fresh = sessions.connect(srv)
         return sessions.connect(witness, offer=fresh)[0] == "Reused"
 
-    wait_for(sealed_with_new_key, what="new tickets sealed with the rotated file's first key")
+    wait_for(sealed_with_new_key, 10, what="new tickets sealed with the rotated file's first key")
     assert sessions.connect(srv, offer=old_session)[0] == "Reused"  # old tickets still open
     assert "TLS reload failed" not in srv.stderr()
 
     # Dropping the old key: its tickets no longer resume.
     key_file(keys, new_key)
     srv.send_signal(signal.SIGHUP)
-    wait_for(lambda: sessions.connect(srv, offer=old_session)[0] == "New",
+    wait_for(lambda: sessions.connect(srv, offer=old_session)[0] == "New", 10,
              what="the dropped key's tickets refused")
 
 
@@ -124,7 +115,7 @@ def test_bad_file_at_sighup_keeps_the_keys_in_use(rivet, tls_certs, tmp_path, se
     _, session = sessions.connect(srv)
     keys.write_bytes(os.urandom(79))  # not a whole key
     srv.send_signal(signal.SIGHUP)
-    wait_for(lambda: "TLS reload failed" in srv.stderr(), what="the reload failure line")
+    wait_for(lambda: "TLS reload failed" in srv.stderr(), 10, what="the reload failure line")
     line = next(x for x in srv.stderr().splitlines() if "TLS reload failed" in x)
     assert str(keys) in line and "79 bytes" in line, line
     assert sessions.connect(srv, offer=session)[0] == "Reused"

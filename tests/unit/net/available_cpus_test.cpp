@@ -4,6 +4,10 @@
 
 #include <sched.h>
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "../app/static/temp_dir.hpp"
@@ -49,62 +53,72 @@ TEST(AvailableCpus, QuotaLowersTheAffinityCountNeverBelowOne) {
     EXPECT_EQ(cpus_from(0, std::nullopt), 1u);
 }
 
-TEST(AvailableCpus, CgroupV2ReadsTheProcessOwnCgroup) {
-    TempDir root;
-    root.write("proc/self/mountinfo", kMountinfoV2);
-    root.write("proc/self/cgroup", "0::/kubepods/pod1/app\n");
-    root.write("sys/fs/cgroup/cpu.max", "max 100000\n");
-    root.write("sys/fs/cgroup/kubepods/cpu.max", "max 100000\n");
-    root.write("sys/fs/cgroup/kubepods/pod1/app/cpu.max", "150000 100000\n");
-    EXPECT_EQ(cgroup_cpu_quota(root.path()), 2u);
+// One fixture tree: /proc/self/mountinfo, /proc/self/cgroup and the cgroup files, and the
+// quota the reader must find in it.
+struct CgroupTree {
+    const char* what;
+    const char* mountinfo;
+    const char* cgroup;
+    std::vector<std::pair<const char*, const char*>> files;
+    std::optional<unsigned> quota;
+};
+
+TEST(AvailableCpus, CgroupTreesGiveTheTightestQuotaOnTheWayUp) {
+    const std::vector<CgroupTree> trees = {
+        {"v2: the process's own cgroup",
+         kMountinfoV2,
+         "0::/kubepods/pod1/app\n",
+         {{"sys/fs/cgroup/cpu.max", "max 100000\n"},
+          {"sys/fs/cgroup/kubepods/cpu.max", "max 100000\n"},
+          {"sys/fs/cgroup/kubepods/pod1/app/cpu.max", "150000 100000\n"}},
+         2},
+        {"v2: an ancestor's is tighter",
+         kMountinfoV2,
+         "0::/kubepods/pod1/app\n",
+         {{"sys/fs/cgroup/kubepods/pod1/cpu.max", "100000 100000\n"},
+          {"sys/fs/cgroup/kubepods/pod1/app/cpu.max", "max 100000\n"}},
+         1},
+        {"v2: a namespaced container sees its cgroup as the root",
+         kMountinfoV2,
+         "0::/\n",
+         {{"sys/fs/cgroup/cpu.max", "300000 100000\n"}},
+         3},
+        {"v2: the mount's root is stripped (a container's cgroup mounted, no namespace)",
+         "30 24 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+         "0::/docker/abc\n",
+         {{"sys/fs/cgroup/cpu.max", "200000 100000\n"}},
+         2},
+        {"v2: a cgroup outside the mounted one (a name that only starts alike) reads its root",
+         "30 24 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+         "0::/docker/abcdef\n",
+         {{"sys/fs/cgroup/cpu.max", "400000 100000\n"},
+          {"sys/fs/cgroup/def/cpu.max", "100000 100000\n"}},
+         4},
+        {"v1: the cpu hierarchy's CFS quota",
+         kMountinfoV1,
+         "4:memory:/x\n2:cpuacct:/\n1:cpu:/docker/abc\n0::/\n",
+         {{"sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"},
+          {"sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"},
+          {"sys/fs/cgroup/cpu/docker/abc/cpu.cfs_quota_us", "100000\n"},
+          {"sys/fs/cgroup/cpu/docker/abc/cpu.cfs_period_us", "100000\n"}},
+         1},
+        {"v1: no quota anywhere",
+         kMountinfoV1,
+         "1:cpu:/\n",
+         {{"sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"},
+          {"sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"}},
+         std::nullopt},
+    };
+    for (const CgroupTree& tree : trees) {
+        TempDir root;
+        root.write("proc/self/mountinfo", tree.mountinfo);
+        root.write("proc/self/cgroup", tree.cgroup);
+        for (const auto& [path, text] : tree.files) root.write(path, text);
+        EXPECT_EQ(cgroup_cpu_quota(root.path()), tree.quota) << tree.what;
+    }
 }
 
-TEST(AvailableCpus, CgroupV2TakesTheTightestAncestor) {
-    TempDir root;
-    root.write("proc/self/mountinfo", kMountinfoV2);
-    root.write("proc/self/cgroup", "0::/kubepods/pod1/app\n");
-    root.write("sys/fs/cgroup/kubepods/pod1/cpu.max", "100000 100000\n");
-    root.write("sys/fs/cgroup/kubepods/pod1/app/cpu.max", "max 100000\n");
-    EXPECT_EQ(cgroup_cpu_quota(root.path()), 1u);
-}
-
-TEST(AvailableCpus, CgroupV2NamespacedContainerSeesItsRoot) {
-    TempDir root;
-    root.write("proc/self/mountinfo", kMountinfoV2);
-    root.write("proc/self/cgroup", "0::/\n");
-    root.write("sys/fs/cgroup/cpu.max", "300000 100000\n");
-    EXPECT_EQ(cgroup_cpu_quota(root.path()), 3u);
-}
-
-TEST(AvailableCpus, MountRootIsStrippedFromTheCgroupPath) {
-    // A container whose own cgroup is mounted as its /sys/fs/cgroup (no cgroup namespace).
-    TempDir root;
-    root.write("proc/self/mountinfo",
-               "30 24 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
-    root.write("proc/self/cgroup", "0::/docker/abc\n");
-    root.write("sys/fs/cgroup/cpu.max", "200000 100000\n");
-    EXPECT_EQ(cgroup_cpu_quota(root.path()), 2u);
-}
-
-TEST(AvailableCpus, CgroupV1CfsQuota) {
-    TempDir root;
-    root.write("proc/self/mountinfo", kMountinfoV1);
-    root.write("proc/self/cgroup", "4:memory:/x\n2:cpuacct:/\n1:cpu:/docker/abc\n0::/\n");
-    root.write("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
-    root.write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
-    root.write("sys/fs/cgroup/cpu/docker/abc/cpu.cfs_quota_us", "100000\n");
-    root.write("sys/fs/cgroup/cpu/docker/abc/cpu.cfs_period_us", "100000\n");
-    EXPECT_EQ(cgroup_cpu_quota(root.path()), 1u);
-}
-
-TEST(AvailableCpus, NoQuotaAnywhere) {
-    TempDir root;
-    root.write("proc/self/mountinfo", kMountinfoV1);
-    root.write("proc/self/cgroup", "1:cpu:/\n");
-    root.write("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
-    root.write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
-    EXPECT_EQ(cgroup_cpu_quota(root.path()), std::nullopt);
-
+TEST(AvailableCpus, MissingOrNonsenseFilesGiveNoQuota) {
     TempDir empty;  // no /proc at all (a chroot): no quota, no crash
     EXPECT_EQ(cgroup_cpu_quota(empty.path()), std::nullopt);
 
