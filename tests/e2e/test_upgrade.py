@@ -551,7 +551,8 @@ def test_upgrade_command_waits_longer_than_the_server_by_default(upgraded, tmp_p
     A stopped server gives no verdict, so the command's own wait shows."""
     config = tmp_path / "c.json"
     config.write_text('{"server": {"pid_file": "%s", "upgrade_timeout": 0.1}, '
-                      '"limits": {"drain_timeout": 0.5}}' % (tmp_path / "u0" / "rivet.pid"))
+                      '"limits": {"drain_timeout": 0.5, "drain_grace": 0}}'
+                      % (tmp_path / "u0" / "rivet.pid"))
     u = upgraded(("--threads", "1", "--workers", "1", "--config", config))
     assert config.read_text().count(str(u.pid_file)) == 1
     u.server.send_signal(signal.SIGSTOP)
