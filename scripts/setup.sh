@@ -82,6 +82,12 @@ for module in pytest prometheus_client brotli zstandard websockets requests; do
   fi
 done
 
+# PyYAML (imported as yaml): tests/e2e/test_deploy_files.py parses the Kubernetes manifests.
+if ! python3 -c "import yaml" >/dev/null 2>&1; then
+  echo "setup: installing pyyaml"
+  python3 -m pip install -q pyyaml
+fi
+
 # Pinned Python packages of the WebSocket tests: kosoku runs the Autobahn|Testsuite cases on
 # Python 3 (test_websocket_autobahn.py); websockets is a real client there and the Chromium
 # test's DevTools protocol client (test_websocket_clients.py). The HTTP/2 tests: h2 (with its

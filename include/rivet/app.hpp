@@ -58,8 +58,8 @@ using ErrorHandler = std::function<void(const Request&, Response&, const ErrorIn
 struct RunOptions {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
-    unsigned threads = 0;        // I/O loops; 0 = one per core
-    unsigned workers = 0;        // worker pool for offloaded routes; 0 = one per core
+    unsigned threads = 0;        // I/O loops; 0 = one per usable CPU
+    unsigned workers = 0;        // worker pool for offloaded routes; 0 = one per usable CPU
     size_t queue = 1024;         // offloaded requests waiting for a worker; past it: 503
     unsigned retry_after_s = 1;  // Retry-After of that 503
     Limits limits{};             // request sizes and connection limits (rivet/limits.hpp)
@@ -222,9 +222,15 @@ public:
     uint16_t start(const RunOptions& options);  // returns the bound port
     void stop();                                // drains and waits
     // While running, from any thread: the lame-duck period before a stop(). Everything is
-    // still accepted and served, but each answer says "Connection: close" and /healthz
-    // answers 503, so that load balancers take the instance out before it stops listening.
+    // still accepted and served, but each answer says "Connection: close" and /healthz and
+    // /readyz answer 503, so that load balancers take the instance out before it stops listening.
     void begin_lame_duck();
+    // Whether this instance should get traffic, from any thread, before start() or while
+    // running: set_ready(false) makes /readyz and /healthz answer 503 "unready" (balancers and
+    // Kubernetes take it out) while everything else is still served and /livez stays 200 (a
+    // lost database is no reason to restart); set_ready(true) puts it back. Ready by default.
+    // The lame duck fails readiness whatever this says.
+    void set_ready(bool ready);
     // While running, from any thread, once another process serves the same listening sockets
     // (an in-place upgrade): stop accepting at once and end each open connection after its
     // next answer. /healthz keeps answering 200 (the checks now reach the other process);

@@ -33,6 +33,13 @@ struct TlsOptions {
     bool allow_expired = false;       // else an expired certificate refuses to load
     uint32_t ticket_key_lifetime_s = 3600;  // session ticket keys' rotation; 0: no tickets
     size_t session_cache_size = 20'000;     // server-side session cache entries; 0: none
+    // Session ticket keys shared by every replica that reads this file, so a session made on one
+    // resumes on another and across an upgrade (nginx's ssl_session_ticket_key): 80 random bytes
+    // per key, 1 to 64 keys back to back; the first seals new tickets, all of them open tickets.
+    // Read at start and at every reload (SIGHUP): rotate by writing a new key first and keeping
+    // the old ones after it. Empty: keys made by this process, rotated every
+    // ticket_key_lifetime_s.
+    std::string ticket_key_file{};
     // Plain-HTTP requests are answered 308 to https://<Host's name>[:port]<target>; the
     // operations endpoints on the main port (/healthz, /metrics, /status) are not redirected,
     // since load balancers probe them over plain HTTP.

@@ -255,6 +255,7 @@ void App::start_operations(const RunOptions& options) {
             }
             return s;
         });
+    impl_->ops->follow_readiness(&impl_->ready);
     if (options.ops.admin.admin_port != 0) {
         engine::ServerConfig admin;
         admin.host = options.ops.admin.admin_host;
@@ -291,6 +292,10 @@ void App::begin_lame_duck() {
     impl_->shutdown.trigger();
     impl_->ops->begin_lame_duck();
     impl_->server->begin_lame_duck();
+}
+
+void App::set_ready(bool ready) {
+    impl_->ready.store(ready, std::memory_order_relaxed);
 }
 
 ShutdownSignal App::shutdown_signal() const {
@@ -393,7 +398,7 @@ void App::run(const RunOptions& options) {
                           " for their last answers (Connection: close)");
         } else {
             app::log_info("lame duck for " + grace +
-                          ": /healthz answers 503, every answer says Connection: close");
+                          ": /readyz and /healthz answer 503, every answer says Connection: close");
             begin_lame_duck();
         }
         wait_out_lame_duck(options.timeouts.drain_grace_ms, stop_signals, *impl_->ops);

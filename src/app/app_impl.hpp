@@ -63,6 +63,7 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     std::unique_ptr<app::WorkerPool> pool;
     std::unique_ptr<engine::Server> server;
     std::unique_ptr<app::Operations> ops;  // logs, rate limits, metrics
+    std::atomic<bool> ready{true};         // App::set_ready; the health checks read it (ops)
     // How the process leaves: App::hand_over and App::run's stop signal race for it (an upgrade
     // that becomes ready while an outside SIGTERM drains us must not win).
     enum class Ending : uint8_t { Serving, HandedOver, Stopping };

@@ -75,7 +75,8 @@ std::string App::Impl::reload_tls(const TlsOptions& next) {
             "rivet: the TLS port, address, redirect and HSTS settings change only at a "
             "restart");
     try {
-        // The same ticket keys: tickets issued before the reload still resume.
+        // The same ticket keys, so tickets issued before the reload still resume; with a ticket
+        // key file, the file's keys, read again (a rotated file takes effect here).
         // HTTP/2 stays as started (the engine's sessions were chosen by it).
         tls_context =
             tls::Context::load(app::tls_settings(next, options.http2), tls_context->ticket_keys());

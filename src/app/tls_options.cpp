@@ -25,6 +25,7 @@ tls::Settings tls_settings(const TlsOptions& o, bool http2) {
     s.allow_expired = o.allow_expired;
     s.ticket_key_lifetime_s = o.ticket_key_lifetime_s;
     s.session_cache_size = o.session_cache_size;
+    s.ticket_key_file = o.ticket_key_file;
     s.alpn =
         http2 ? std::vector<std::string>{"h2", "http/1.1"} : std::vector<std::string>{"http/1.1"};
     return s;

@@ -5,13 +5,14 @@
 #include <thread>
 
 #include "engine/io_thread.hpp"
+#include "net/available_cpus.hpp"
 #include "net/socket.hpp"
 
 namespace rivet::engine {
 
 Server::Server(ServerConfig config, Application& app)
     : config_(std::move(config)), app_(app), budget_(config_.limits.max_buffered_bodies) {
-    if (config_.threads == 0) config_.threads = std::max(1u, std::thread::hardware_concurrency());
+    if (config_.threads == 0) config_.threads = net::available_cpus();
     const bool inherited = !config_.listen_fds.empty();
     listen_fds_ = open_listeners(config_.port, config_.listen_fds, port_);
     if (inherited) config_.host = net::local_address(listen_fds_[0]);

@@ -64,7 +64,7 @@ struct Http2Config {
 struct ServerConfig {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
-    unsigned threads = 0;  // I/O loops; 0 = one per core
+    unsigned threads = 0;  // I/O loops; 0 = one per usable CPU
     // Already-bound listening sockets (systemd socket activation, an in-place upgrade), served
     // instead of binding host:port; the Server owns them. Every one is accepted from: a loop may
     // take several, and loops left without one get a socket of their own beside them.

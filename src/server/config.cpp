@@ -39,6 +39,7 @@ Config default_config() {
     c.run.ops.admin.metrics = true;
     c.run.ops.admin.status_page = true;
     c.run.ops.admin.health = true;
+    c.run.timeouts.drain_grace_ms = kDefaultDrainGraceMs;
     return c;
 }
 

@@ -34,7 +34,13 @@ struct Config {
     uint64_t upgrade_timeout_ms = 30'000;
 };
 
-// The executable's defaults: the library's, plus /metrics, /status and /healthz on.
+// The executable's lame duck (limits.drain_grace): long enough for a balancer with HAProxy's
+// default check (inter 2 s, fall 3: out 6 s after its first 503) plus 1 s for the requests it
+// sent just before; within Docker's default stop timeout (10 s). The library's default stays 0:
+// a program embedding rivet may have no balancer in front (docs/OPERATIONS.md).
+inline constexpr uint64_t kDefaultDrainGraceMs = 7'000;
+
+// The executable's defaults: the library's, plus the admin endpoints on and the drain grace.
 Config default_config();
 
 // Gives the static file server the cache.* settings (disabled: nothing is trusted or held).

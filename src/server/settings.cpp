@@ -107,11 +107,11 @@ Section server_section() {
                  "seed 003's one timeout: keepalive_timeout, body_timeout, write_timeout at once"},
                 {"io_threads",
                  integer<unsigned>(0, 1024, REF(run.threads)),
-                 "I/O loops; 0 = one per core",
-                 // 0 is the file's way to say "one per core", the flag's default.
+                 "I/O loops; 0 = one per usable CPU",
+                 // 0 is the file's way to say "one per usable CPU", the flag's default.
                  {own_value(flag("--io-threads", "N", {"--threads"}),
                             integer<unsigned>(1, 1024, REF(run.threads)),
-                            "I/O loops (default: one per core)")}},
+                            "I/O loops (default: one per usable CPU)")}},
                 {"user",
                  text(REF(user), "a user name", true),
                  "once the ports are bound, drop root and run as NAME; \"\" = stay",
@@ -145,10 +145,10 @@ Section threading_section() {
             {
                 {"thread_pool_size",
                  integer<unsigned>(0, 1024, REF(run.workers)),
-                 "worker threads for CPU-heavy routes; 0 = one per core",
+                 "worker threads for CPU-heavy routes; 0 = one per usable CPU",
                  {own_value(flag("--thread-pool-size", "N", {"--workers"}),
                             integer<unsigned>(1, 1024, REF(run.workers)),
-                            "worker threads (default: one per core)")}},
+                            "worker threads (default: one per usable CPU)")}},
                 {"max_queue_size",
                  integer<size_t>(1, 10'000'000, REF(run.queue)),
                  "offloaded requests waiting for a worker, else 503",

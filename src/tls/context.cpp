@@ -189,8 +189,8 @@ int on_ticket(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_CIPHER_CTX* 
     // that offers each connection the session of the one before (wrk, s_client -sess_in)
     // resumes every time only if each resumption brings a new one; a TLS 1.2 ticket may be
     // offered again and is renewed only when an older key opened it.
-    const bool renew = found->match == TicketKeys::Match::Previous ||
-                       SSL_version(ssl) == TLS1_3_VERSION;
+    const bool renew =
+        found->match == TicketKeys::Match::Previous || SSL_version(ssl) == TLS1_3_VERSION;
     return renew ? 2 : 1;
 }
 
@@ -214,9 +214,11 @@ std::shared_ptr<const Context> Context::load(const Settings& settings,
     std::shared_ptr<Context> context(new Context());
     Impl& impl = *context->impl_;
     impl.settings = settings;
-    if (keys)
+    if (!settings.ticket_key_file.empty())
+        keys = std::make_shared<TicketKeys>(read_ticket_key_file(settings.ticket_key_file));
+    else if (keys && keys->rotation() == TicketKeys::Rotation::Timed)
         keys->set_lifetime(settings.ticket_key_lifetime_s);
-    else
+    else  // first, or the file was dropped: its keys no longer say who may resume
         keys = std::make_shared<TicketKeys>(settings.ticket_key_lifetime_s);
     impl.keys = std::move(keys);
     for (const std::string& p : settings.alpn) impl.alpn_wire += char(p.size()) + p;
@@ -293,6 +295,11 @@ std::vector<std::string> check(const Settings& settings) {
             read_certificate(files, settings.allow_expired, problems);
     } catch (const std::exception& e) {
         problems.push_back(std::string("TLS: ") + e.what());
+    }
+    try {
+        if (!settings.ticket_key_file.empty()) read_ticket_key_file(settings.ticket_key_file);
+    } catch (const std::exception& e) {
+        problems.push_back(e.what());  // names the file already
     }
     return problems;
 }

@@ -23,7 +23,8 @@ public:
     // session tickets and cache); throws std::runtime_error with a message that names the file
     // and says what is wrong (unreadable, key does not match, chain out of order, expired unless
     // allow_expired). `keys`: the ticket keys to share with the context this one replaces, so
-    // tickets issued before a reload still resume; null: a fresh set.
+    // tickets issued before a reload still resume; null: a fresh set. With a ticket key file
+    // the keys are the file's, read again now (a reload picks up a rotated file).
     static std::shared_ptr<const Context> load(const Settings& settings,
                                                std::shared_ptr<TicketKeys> keys = nullptr);
     ~Context();

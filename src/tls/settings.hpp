@@ -30,6 +30,10 @@ struct Settings {
     // (TLS 1.2 session ids): entries, shared by every loop; 0: none.
     uint64_t ticket_key_lifetime_s = 3600;
     size_t session_cache_size = 20'000;
+    // A ticket key file (tls/ticket_keys.hpp: 80-byte keys, the first sealing): tickets resume on
+    // every process that reads the same file; read again at every load (a reload). Empty: keys
+    // made and rotated by this process.
+    std::string ticket_key_file;
     // ALPN, in the server's order of preference (app::tls_settings puts "h2" first when HTTP/2
     // is on).
     std::vector<std::string> alpn{"http/1.1"};

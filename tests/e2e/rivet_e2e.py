@@ -56,6 +56,13 @@ def raise_nofile(n: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
+def no_drain_grace_unless_set(args) -> list:
+    """The server's default lame duck (7 s) would add its seconds to every stop: tests that do
+    not test it run without, unless their arguments set it."""
+    args = [str(a) for a in args]
+    return args if "--drain-grace" in args else ["--drain-grace", "0", *args]
+
+
 class RivetServer:
     """The real rivet binary on an ephemeral port of 127.0.0.1."""
 
@@ -103,7 +110,7 @@ class RivetServer:
             cmd = [str(BIN), "--port", "0", "--bind", self.host]
             if self.root is not None:
                 cmd += ["--root", str(self.root)]
-            cmd += self.args
+            cmd += no_drain_grace_unless_set(self.args)
         nofile, cap = self.nofile, self.nofile_cap
 
         def preexec():

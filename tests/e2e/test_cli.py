@@ -138,7 +138,7 @@ def ipv6_loopback() -> bool:
 @pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback")
 def test_ipv6_bind_serves(tmp_path):
     p = subprocess.Popen([str(BIN), "--port", "0", "--bind", "::1", "--threads", "1",
-                          "--workers", "1", "--root", str(PUBLIC)],
+                          "--workers", "1", "--drain-grace", "0", "--root", str(PUBLIC)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()

@@ -45,7 +45,7 @@ def test_healthcheck_ipv6_in_brackets(rivet):
         pytest.skip("no IPv6 loopback")
     # RivetServer listens on 127.0.0.1; a second one by hand on ::1.
     proc = subprocess.Popen([str(BIN), "--port", "0", "--bind", "::1", "--threads", "1",
-                             "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             "--workers", "1", "--drain-grace", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, stdin=subprocess.DEVNULL)
     try:
         line = proc.stdout.readline()
@@ -189,7 +189,7 @@ def test_user_when_not_root_is_2_unless_already_that_user(tmp_path):
     assert "only root" in p.stderr, p.stderr
     # Already nobody: --user nobody is kept, and it serves.
     proc = subprocess.Popen([str(BIN), "--port", "0", "--bind", "127.0.0.1", "--threads", "1",
-                             "--workers", "1", "--user", "nobody"], stdout=subprocess.PIPE,
+                             "--workers", "1", "--drain-grace", "0", "--user", "nobody"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                             preexec_fn=as_nobody, cwd=tmp_path)
     try:

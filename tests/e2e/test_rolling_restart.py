@@ -92,6 +92,23 @@ def test_drain_grace_is_checked_and_shown(tmp_path):
     cfg.write_text('{"limits": {"drain_grace": "soon"}}')
     bad = run("--config", str(cfg), "--check-config")
     assert bad.returncode == 2 and "drain_grace" in bad.stderr, bad.stderr
+    # The server's default: a lame duck of 7 s (docs/OPERATIONS.md has the arithmetic).
+    shown = run("--check-config")
+    assert shown.returncode == 0 and '"drain_grace": 7' in shown.stdout, shown.stdout
+
+
+def test_default_drain_grace_is_a_lame_duck(tmp_path):
+    # Started by hand: the test helper passes --drain-grace 0 unless told otherwise.
+    srv = RivetServer(tmp_path, command=[BIN, "--port", "0", "--bind", "127.0.0.1",
+                                         "--threads", "1", "--workers", "1"]).start()
+    try:
+        srv.send_signal(signal.SIGTERM)
+        wait_for(lambda: srv.get("/readyz").status == 503, 10, "/readyz to answer 503")
+        assert "lame duck for 7000 ms" in srv.stderr()
+        assert srv.alive()
+    finally:
+        srv.send_signal(signal.SIGTERM)  # a second one ends the grace
+        assert srv.wait(10 * SLOW) == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from rivet_e2e import BIN, PUBLIC, SANITIZED, SLOW, SANITIZER_RE, RivetServer
+from rivet_e2e import (BIN, PUBLIC, SANITIZED, SLOW, SANITIZER_RE, RivetServer,
+                       no_drain_grace_unless_set)
 
 WRK = shutil.which("wrk")
 HELLO = b"GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
@@ -75,7 +76,7 @@ class Upgraded:
     def __init__(self, tmp_path: Path, args=(), program: Path | None = None):
         self.pid_file = tmp_path / "rivet.pid"
         cmd = [str(program or BIN), "--port", "0", "--bind", "127.0.0.1", "--root", str(PUBLIC),
-               "--pid-file", str(self.pid_file), *map(str, args)]
+               "--pid-file", str(self.pid_file), *no_drain_grace_unless_set(map(str, args))]
         self.server = RivetServer(tmp_path / "run", command=cmd).start()
         self.first = self.server.proc.pid
         wait_until(lambda: read_pid(self.pid_file) == self.first, 10, "the pid file")
@@ -550,7 +551,8 @@ def test_upgrade_command_waits_longer_than_the_server_by_default(upgraded, tmp_p
     A stopped server gives no verdict, so the command's own wait shows."""
     config = tmp_path / "c.json"
     config.write_text('{"server": {"pid_file": "%s", "upgrade_timeout": 0.1}, '
-                      '"limits": {"drain_timeout": 0.5}}' % (tmp_path / "u0" / "rivet.pid"))
+                      '"limits": {"drain_timeout": 0.5, "drain_grace": 0}}'
+                      % (tmp_path / "u0" / "rivet.pid"))
     u = upgraded(("--threads", "1", "--workers", "1", "--config", config))
     assert config.read_text().count(str(u.pid_file)) == 1
     u.server.send_signal(signal.SIGSTOP)

@@ -1,9 +1,11 @@
 #include "app/async/worker_pool.hpp"
 
+#include "net/available_cpus.hpp"
+
 namespace rivet::app {
 
 WorkerPool::WorkerPool(unsigned workers, size_t max_queue) : max_queue_(max_queue) {
-    if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+    if (workers == 0) workers = net::available_cpus();
     for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
 }
 

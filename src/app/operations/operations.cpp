@@ -17,7 +17,17 @@ namespace rivet::app {
 namespace {
 
 // Pseudo-routes, after the App's own: offsets from first_pseudo_.
-enum Pseudo : uint32_t { kUnrouted, kProtocol, kMetrics, kStatus, kStatusJson, kHealth, kCount };
+enum Pseudo : uint32_t {
+    kUnrouted,
+    kProtocol,
+    kMetrics,
+    kStatus,
+    kStatusJson,
+    kHealth,
+    kLive,
+    kReady,
+    kCount
+};
 
 IpAddress from_peer(const engine::PeerIp& p) {
     return p.family == AF_INET6 ? IpAddress::v6(p.bytes) : IpAddress::v4(p.bytes);
@@ -59,6 +69,8 @@ Operations::Operations(const OperationsOptions& options, unsigned loops,
                    routes.push_back({"GET", "/status"});
                    routes.push_back({"GET", "/status.json"});
                    routes.push_back({"GET", "/healthz"});
+                   routes.push_back({"GET", "/livez"});
+                   routes.push_back({"GET", "/readyz"});
                    return std::move(routes);
                }()),
       access_log_(loops + 1),
@@ -148,15 +160,23 @@ bool Operations::serve_admin(engine::Exchange& ex, Trace& trace) {
         ex.respond(view_of(res));
         return true;
     }
-    if (admin.health && path == "/healthz") {
-        trace.route = first_pseudo_ + kHealth;
+    if (admin.health) {
+        // One state, three questions (Kubernetes' conventions): /livez asks whether the process
+        // works (yes, until it exits: restarting it cures nothing a drain or a lost database
+        // causes); /readyz whether it should get traffic; /healthz, the one balancers were
+        // told to probe before the other two existed, asks the same as /readyz.
+        bool live = path == "/livez";
+        if (!live && path != "/readyz" && path != "/healthz") return false;
+        trace.route = first_pseudo_ + (live ? kLive : path == "/readyz" ? kReady : kHealth);
+        Readiness state = readiness();
         Response res;
-        if (lame_duck_.load(std::memory_order_relaxed))
-            // "Connection: close" here, not only from the loop's own lame-duck flag: that one is
-            // set by a task posted to each loop, which a request on it may come before.
-            res.status(503).text("draining").close_connection(true);
-        else
+        if (live || state == Readiness::Ready)
             res.text("ok");
+        else
+            res.status(503).text(state == Readiness::Draining ? "draining" : "unready");
+        // "Connection: close" here, not only from the loop's own lame-duck flag: that one is
+        // set by a task posted to each loop, which a request on it may come before.
+        if (state == Readiness::Draining) res.close_connection(true);
         ex.respond(view_of(res));
         return true;
     }
@@ -168,10 +188,11 @@ Operations::Verdict Operations::intercept(engine::Exchange& ex, Trace& trace,
     const Settings& s = settings();
     trace.route = first_pseudo_ + kUnrouted;
     // The admin endpoints, unless they have a listener of their own. A cheap first look: all of
-    // them start with "/m", "/s" or "/h".
+    // them start with "/m", "/s", "/h", "/l" or "/r".
     std::string_view path = ex.head().path;
-    if (s.options.admin.admin_port == 0 && path.size() >= 7 &&
-        (path[1] == 'm' || path[1] == 's' || path[1] == 'h') && serve_admin(ex, trace))
+    if (s.options.admin.admin_port == 0 && path.size() >= 6 &&
+        (path[1] == 'm' || path[1] == 's' || path[1] == 'h' || path[1] == 'l' || path[1] == 'r') &&
+        serve_admin(ex, trace))
         return Verdict::Answered;
     const auto& rl = s.options.rate_limit;
     if (!rl.enabled) return Verdict::Pass;

@@ -1,5 +1,6 @@
 // Operations: what App does around each request for the operator: the access log, the rate
-// limiter, the metrics, and the admin endpoints (/metrics, /status, /status.json, /healthz).
+// limiter, the metrics, and the admin endpoints (/metrics, /status, /status.json, /healthz,
+// /livez, /readyz).
 //
 // Its settings can be replaced while requests run (reconfigure, on SIGHUP): a settings object
 // is never changed once published; loops read the current one with one atomic load, and old
@@ -40,8 +41,19 @@ public:
     std::string reconfigure(const OperationsOptions& options);
     std::string reopen_logs();  // logrotate: files renamed away are replaced by new ones
     void stop();                // flushes the access log; no more lines after it
-    // The lame-duck period before a drain (App::run): /healthz answers 503 from now on, so
-    // health checks take the instance out of rotation while it still serves.
+    // What /readyz and /healthz answer (/livez answers 200 in every state): Ready, or 503 when
+    // the application said it cannot serve (App::set_ready(false): a lost database) or in the
+    // lame duck before a drain, which no set_ready(true) undoes.
+    enum class Readiness : uint8_t { Ready, Unready, Draining };
+    Readiness readiness() const {
+        if (lame_duck_.load(std::memory_order_relaxed)) return Readiness::Draining;
+        return app_ready_->load(std::memory_order_relaxed) ? Readiness::Ready : Readiness::Unready;
+    }
+    // The application's flag (App::set_ready), read on every health check. It is the App's, so
+    // setting it never touches an Operations that a stop may be destroying.
+    void follow_readiness(const std::atomic<bool>* app_ready) { app_ready_ = app_ready; }
+    // The lame-duck period before a drain (App::run): readiness fails from now on, so health
+    // checks take the instance out of rotation while it still serves.
     void begin_lame_duck() { lame_duck_.store(true, std::memory_order_relaxed); }
 
     // One request's bookkeeping, from its start to its answer.
@@ -116,6 +128,8 @@ private:
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
     uint64_t started_ns_ = now_ns();
     std::atomic<bool> lame_duck_{false};
+    const std::atomic<bool> always_ready_{true};
+    const std::atomic<bool>* app_ready_ = &always_ready_;
 
     struct AdminApplication;
     std::unique_ptr<AdminApplication> admin_app_;

@@ -1,5 +1,7 @@
 #include "tls/ticket_keys.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -96,4 +98,72 @@ TEST(TlsTicketKeys, SharedByThreads) {
     for (auto& t : threads) t.join();
     EXPECT_GT(checked.load(), 1000);
     EXPECT_EQ(lost.load(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys from a ticket key file (shared by replicas): the first seals, all open, none rotates.
+
+namespace {
+
+std::string temp_file(const std::string& bytes) {
+    std::string path = testing::TempDir() + "rivet-ticket-keys-XXXXXX";
+    int fd = mkstemp(path.data());
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+    close(fd);
+    return path;
+}
+
+std::string key_bytes(char fill) {
+    std::string k(80, fill);
+    k[0] = 'n';  // names differ by the fill
+    return k;
+}
+
+}  // namespace
+
+TEST(TlsTicketKeys, FileKeysFirstSealsAllOpenNoneRotates) {
+    std::string path = temp_file(key_bytes('a') + key_bytes('b') + key_bytes('c'));
+    auto read = rivet::tls::read_ticket_key_file(path);
+    unlink(path.c_str());
+    ASSERT_EQ(read.size(), 3u);
+    // The layout: name, HMAC key, AES key.
+    EXPECT_EQ(read[1].name[1], 'b');
+    EXPECT_EQ(read[1].hmac_key[0], 'b');
+    EXPECT_EQ(read[1].aes_key[31], 'b');
+    TicketKeys keys(read);
+    EXPECT_EQ(keys.rotation(), TicketKeys::Rotation::FromFile);
+    EXPECT_TRUE(same(keys.current(), read[0]));
+    EXPECT_EQ(keys.find(read[0].name)->match, TicketKeys::Match::Current);
+    EXPECT_EQ(keys.find(read[2].name)->match, TicketKeys::Match::Previous);
+    EXPECT_TRUE(same(keys.find(read[2].name)->key, read[2]));
+    keys.set_lifetime(1);  // a lifetime does not rotate an operator's keys
+    EXPECT_TRUE(same(keys.current(), read[0]));
+    uint8_t other[16] = {};
+    EXPECT_FALSE(keys.find(other));
+}
+
+TEST(TlsTicketKeys, BadKeyFilesAreRefusedNamingTheFile) {
+    auto refused = [](const std::string& bytes, const std::string& why) {
+        std::string path = temp_file(bytes);
+        try {
+            rivet::tls::read_ticket_key_file(path);
+            ADD_FAILURE() << "accepted: " << why;
+        } catch (const std::runtime_error& e) {
+            std::string text = e.what();
+            EXPECT_NE(text.find(path), std::string::npos) << text;
+            EXPECT_NE(text.find(why), std::string::npos) << text;
+        }
+        unlink(path.c_str());
+    };
+    refused("", "0 bytes");
+    refused(std::string(79, 'x'), "79 bytes");
+    refused(key_bytes('a') + "x", "81 bytes");
+    refused(std::string(48, 'x'), "48 bytes");  // nginx's AES-128 keys: not served
+    std::string many;
+    for (size_t i = 0; i <= rivet::tls::kMaxTicketKeys; ++i) many += key_bytes(char('A' + i));
+    refused(many, std::to_string(many.size()) + " bytes");
+    refused(key_bytes('a') + key_bytes('b') + key_bytes('a'), "keys 1 and 3 have the same name");
+    EXPECT_THROW(rivet::tls::read_ticket_key_file("/nonexistent/rivet-keys"), std::runtime_error);
+    EXPECT_THROW(TicketKeys(std::vector<TicketKey>{}), std::invalid_argument);
 }
