@@ -11,6 +11,7 @@
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
 #include <rivet/http_client.hpp>
+#include <rivet/redis.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>
