@@ -46,8 +46,8 @@ void App::Impl::serve(engine::Exchange& ex) {
     if (ex.status() != 0) ops->finish(ex, trace);  // a deferred answer is logged when it is done
 }
 
-void App::Impl::route_request(engine::Exchange& ex, Trace& trace,
-                              app::Operations::Verdict verdict, unsigned retry_after_s) {
+void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operations::Verdict verdict,
+                              unsigned retry_after_s) {
     const auto& head = ex.head();
     app::Router::Match match;  // routing fills its params, which `req` shows from then on
     Request req(head, ex.body(), match.params, &ex);

@@ -62,18 +62,19 @@ void App::Impl::hold_for_shared_limit(engine::Exchange& ex, Trace& trace) {
         Request(ex.head(), ex.body(), no_params, &ex).detach(), ex.connection());
     held->trace = trace;
     held->later = ex.defer();
-    ops->decide_shared(ex.loop_index(), trace, [this, held](app::Operations::Verdict verdict, unsigned retry) {
-        // On the request's loop. Cancelled: the connection (or stream) ended; not cancelled:
-        // it is still open, so the replayed Exchange may ask it for its facts.
-        if (held->later.cancelled() || !held->later.valid()) return;
-        engine::Exchange replay(*held, app::RequestAccess::head(held->request),
-                                app::RequestAccess::body(held->request));
-        if (verdict == app::Operations::Verdict::Pass && redirect_http && !replay.tls().secure)
-            redirect_to_https(replay);  // app_tls.cpp
-        else
-            route_request(replay, held->trace, verdict, retry);
-        if (replay.status() != 0) ops->finish(replay, held->trace);
-    });
+    ops->decide_shared(
+        ex.loop_index(), trace, [this, held](app::Operations::Verdict verdict, unsigned retry) {
+            // On the request's loop. Cancelled: the connection (or stream) ended; not cancelled:
+            // it is still open, so the replayed Exchange may ask it for its facts.
+            if (held->later.cancelled() || !held->later.valid()) return;
+            engine::Exchange replay(*held, app::RequestAccess::head(held->request),
+                                    app::RequestAccess::body(held->request));
+            if (verdict == app::Operations::Verdict::Pass && redirect_http && !replay.tls().secure)
+                redirect_to_https(replay);  // app_tls.cpp
+            else
+                route_request(replay, held->trace, verdict, retry);
+            if (replay.status() != 0) ops->finish(replay, held->trace);
+        });
 }
 
 }  // namespace rivet

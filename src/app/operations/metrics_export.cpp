@@ -274,8 +274,9 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP rivet_rate_limited_total Requests refused with 429 by the rate limiter.");
     line(out, "# TYPE rivet_rate_limited_total counter");
     sample(out, "rivet_rate_limited_total", t.rate_limited);
-    line(out, "# HELP rivet_rate_limit_redis_fallbacks_total Limited requests decided without the "
-              "shared limit's Redis (unreachable): by the configured fallback.");
+    line(out,
+         "# HELP rivet_rate_limit_redis_fallbacks_total Limited requests decided without the "
+         "shared limit's Redis (unreachable): by the configured fallback.");
     line(out, "# TYPE rivet_rate_limit_redis_fallbacks_total counter");
     sample(out, "rivet_rate_limit_redis_fallbacks_total", t.rate_limit_fallbacks);
     line(out, "# HELP rivet_rate_limit_clients Client buckets held (at most the capacity).");

@@ -208,14 +208,16 @@ void Operations::decide_shared(unsigned loop, const Trace& trace, SharedVerdict 
         if (o.kind == Kind::Unavailable) {
             metrics_.count_rate_limit_fallback(loop);
             switch (fallback) {
-            case RateLimitFallback::Open: return done(Verdict::Pass, 0);
-            case RateLimitFallback::Closed: return done(Verdict::LimitUnavailable, 1);
-            case RateLimitFallback::Local: {
-                auto local = limiter_.check(client, start_ns, rate, burst);
-                if (local.allowed) return done(Verdict::Pass, 0);
-                o.retry_after_s = local.retry_after_s;
-                break;
-            }
+                case RateLimitFallback::Open:
+                    return done(Verdict::Pass, 0);
+                case RateLimitFallback::Closed:
+                    return done(Verdict::LimitUnavailable, 1);
+                case RateLimitFallback::Local: {
+                    auto local = limiter_.check(client, start_ns, rate, burst);
+                    if (local.allowed) return done(Verdict::Pass, 0);
+                    o.retry_after_s = local.retry_after_s;
+                    break;
+                }
             }
         }
         metrics_.count_rate_limited(loop);

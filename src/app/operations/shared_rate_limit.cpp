@@ -84,7 +84,8 @@ std::optional<redis::Endpoint> SharedRateLimit::parse_endpoint(std::string_view 
     if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
         port > 65535)
         return std::nullopt;
-    if (IpAddress ip; !parse_ip(host, ip)) return std::nullopt;  // a name would be resolved blocking a loop
+    if (IpAddress ip; !parse_ip(host, ip))
+        return std::nullopt;  // a name would be resolved blocking a loop
     redis::Endpoint e;
     e.host = std::string(host);
     e.port = uint16_t(port);
@@ -108,8 +109,8 @@ void SharedRateLimit::send(net::Loop& loop, const redis::Endpoint& endpoint, std
                                 key,
                                 rate_text,
                                 burst_text};
-    auto on_reply = [this, &loop, endpoint, key, rate, burst, by_sha,
-                     done = std::move(done)](const redisReply* r, std::string_view failure) {
+    auto on_reply = [this, &loop, endpoint, key, rate, burst, by_sha, done = std::move(done)](
+                        const redisReply* r, std::string_view failure) {
         if (!r) {
             unreachable(endpoint, failure);
             return done({});
