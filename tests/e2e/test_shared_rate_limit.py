@@ -112,3 +112,15 @@ def test_redis_stopped_mid_run_then_back(rivet, tmp_path, redis, fallback):
     assert codes[:4] == [200] * 4 and codes.count(200) <= 5, codes
     for s in servers:
         assert s.proc.poll() is None
+
+
+def test_bad_redis_settings_are_refused_at_start():
+    import subprocess
+    from rivet_e2e import BIN
+    for flag, value, says in [("--rate-limit-redis", "redis.local:6379", "HOST:PORT"),
+                              ("--rate-limit-redis", "127.0.0.1:99999", "HOST:PORT"),
+                              ("--rate-limit-redis-fallback", "maybe", "fallback")]:
+        r = subprocess.run([str(BIN), flag, value, "--port", "0"], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2, (flag, value, r)
+        assert says in r.stderr and value in r.stderr, r.stderr
