@@ -2,16 +2,15 @@
 routes of tests/redis/redis_test_server.cpp: GET/SET/INCR/EVAL and error replies, a client that
 leaves in the middle of a command (the connection stays in step), and Redis restarted (503 while
 it is down, served again after)."""
-import http.client
 import json
 import socket
 import threading
-import time
 
 import pytest
 
-from redis_server import RedisServer, available
-from rivet_e2e import BIN, SLOW
+from ops_e2e import wait_for
+from redis_server import available
+from rivet_e2e import BIN
 
 SERVER = BIN.parent / "redis_test_server"
 
@@ -20,45 +19,22 @@ pytestmark = pytest.mark.skipif(not (available() and SERVER.exists()),
 
 
 @pytest.fixture
-def redis():
-    r = RedisServer()
-    try:
-        yield r.start()
-    finally:
-        r.destroy()
-
-
-@pytest.fixture
-def start_server(rivet, redis):
+def start_server(rivet, redis):  # redis: conftest.py
     def start(threads=2):
         return rivet(command=[SERVER, 0, redis.port, threads], root=None)
     return start
 
 
-def call(srv, method, target, body=None, timeout=30):
-    c = http.client.HTTPConnection(srv.host, srv.port, timeout=timeout * SLOW)
+def call(srv, method, target, body=None):
+    """(status, the body as JSON, or as text when it is not JSON)."""
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+    r = srv.request(method, target, body=body.encode() if isinstance(body, str) else body,
+                    timeout=30)
     try:
-        data = json.dumps(body) if isinstance(body, (dict, list)) else body
-        c.request(method, target, body=data)
-        r = c.getresponse()
-        raw = r.read()
-        try:
-            payload = json.loads(raw) if raw else None
-        except ValueError:
-            payload = raw.decode()
-        return r.status, payload
-    finally:
-        c.close()
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout * SLOW
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+        return r.status, json.loads(r.body) if r.body else None
+    except ValueError:
+        return r.status, r.body.decode()
 
 
 def test_commands_and_replies(start_server, redis):

@@ -7,21 +7,13 @@ import re
 import pytest
 
 from ops_e2e import conn_from, get, statuses, wait_for, write_config
-from redis_server import RedisServer, available
+from redis_server import available
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs redis-server")
 
 
-@pytest.fixture
-def redis():
-    r = RedisServer()
-    try:
-        yield r.start()
-    finally:
-        r.destroy()
-
-
-def instances(rivet, tmp_path, redis, n=3, rps=10, burst=20, fallback="local"):
+def instances(rivet, tmp_path, redis,  # redis: conftest.py
+              n=3, rps=10, burst=20, fallback="local"):
     rl = {"enabled": True, "requests_per_second": rps, "burst_size": burst,
           "redis": f"127.0.0.1:{redis.port}", "redis_fallback": fallback}
     cfg = write_config(tmp_path / "rivet.json", {"rate_limiting": rl})
