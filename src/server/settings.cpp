@@ -219,14 +219,14 @@ Section rate_limiting_section() {
              "buckets kept: the memory bound under a flood of addresses"},
             {"redis",
              redis_endpoint(),
-             "a Redis holding the buckets, shared by every instance naming it (\"\": own buckets)",
+             "a Redis holding buckets shared by every instance naming it",
              {flag("--rate-limit-redis", "HOST:PORT")}},
             {"redis_fallback",
              choice<RateLimitFallback>({{"local", RateLimitFallback::Local},
                                         {"open", RateLimitFallback::Open},
                                         {"closed", RateLimitFallback::Closed}},
                                        REF(run.ops.rate_limit.redis_fallback)),
-             "while that Redis cannot answer: local (own buckets), open (no limit) or closed (503)",
+             "Redis unreachable: local, open or closed (503)",
              {flag("--rate-limit-redis-fallback", "MODE")}},
         }};
 }
