@@ -130,6 +130,9 @@ void Connection::on_connect(const redisAsyncContext* ctx, int status) {
 void Connection::on_disconnect(const redisAsyncContext* ctx, int status) {
     Connection* self = owner(ctx);
     self->lost(status == REDIS_OK ? std::string("closed") : failure_of(ctx, "closed"));
+    // A connection that worked and then closed (Redis's idle timeout, CLIENT KILL, a restart)
+    // is tried again by the very next command; the retry delay is for connects that fail.
+    self->retry_at_ms_ = 0;
 }
 
 void Connection::set_interest(uint32_t add, uint32_t remove) {

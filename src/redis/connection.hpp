@@ -8,8 +8,9 @@
 // caring (a cancelled handler) simply ignores its call: the reply is still read from the
 // connection, so the pipeline stays in step.
 //
-// Lost connections are reopened by the next command, but not before `retry_ms` after a failure:
-// meanwhile commands fail at once, so a caller with a fallback pays nothing while Redis is down.
+// A lost connection is reopened by the next command; a connect that fails (refused, timed out)
+// is not tried again before `retry_ms`: meanwhile commands fail at once, so a caller with a
+// fallback pays nothing while Redis is down.
 #pragma once
 
 #include <cstdint>
