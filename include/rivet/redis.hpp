@@ -14,8 +14,8 @@
 // Replies are values (RedisReply), Redis's own error replies included (is_error(); Redis
 // carried out nothing). When there is no reply at all (Redis unreachable, the connection lost
 // with the command out) co_await throws rivet::RedisUnavailable, a std::runtime_error. A lost
-// connection is reopened by a later command, no sooner than retry_ms after the failure; until
-// then commands fail at once. Only from a coroutine on an I/O loop (elsewhere: std::logic_error).
+// connection is reopened by the next command; after a connect that failed, not before retry_ms,
+// and until then commands fail at once. Only from a coroutine on an I/O loop (elsewhere: std::logic_error).
 #pragma once
 
 #include <cstdint>
