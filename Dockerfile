@@ -15,7 +15,7 @@ FROM debian:12 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends cmake ninja-build g++ pkg-config \
       nlohmann-json3-dev libgmp-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev \
-      libc-ares-dev \
+      libc-ares-dev libhiredis-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

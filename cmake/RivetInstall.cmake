@@ -36,10 +36,10 @@ install(EXPORT rivetTargets
 if(BUILD_SHARED_LIBS)
   set(BUILD_SHARED_LIBS_BOOL TRUE)
   set(rivet_pc_requires "")
-  set(rivet_pc_requires_private "zlib, libbrotlienc, libzstd, libnghttp2, libcares, libssl, libcrypto")
+  set(rivet_pc_requires_private "zlib, libbrotlienc, libzstd, libnghttp2, libcares, hiredis, libssl, libcrypto")
 else()
   set(BUILD_SHARED_LIBS_BOOL FALSE)
-  set(rivet_pc_requires ", zlib, libbrotlienc, libzstd, libnghttp2, libcares, libssl, libcrypto")
+  set(rivet_pc_requires ", zlib, libbrotlienc, libzstd, libnghttp2, libcares, hiredis, libssl, libcrypto")
   set(rivet_pc_requires_private "")
 endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/rivetConfig.cmake.in

@@ -40,6 +40,10 @@ declare -A need=(
   # starts its own server in a temporary directory, as an unprivileged user).
   [libpq-dev]=/usr/include/postgresql/libpq-fe.h
   [postgresql]=/usr/lib/postgresql/15/bin/initdb
+  # The Redis client (src/redis/, hiredis's async API on the loop) and the Redis its tests and
+  # the shared rate limit's tests start (tests/e2e/redis_server.py: a temp dir, a free port).
+  [libhiredis-dev]=/usr/include/hiredis/async.h
+  [redis-server]=/usr/bin/redis-server
 )
 
 missing=()

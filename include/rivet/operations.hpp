@@ -24,6 +24,13 @@ struct LogOptions {
     unsigned flush_ms = 500;  // the access log reaches its file at least this often
 };
 
+// What the shared rate limit does while its Redis cannot answer (RateLimitOptions::redis).
+enum class RateLimitFallback : uint8_t {
+    Local,   // each instance limits with its own buckets meanwhile (the limit multiplies)
+    Open,    // no limit meanwhile
+    Closed,  // every limited request is refused meanwhile (503 with Retry-After)
+};
+
 struct RateLimitOptions {
     bool enabled = false;
     double requests_per_second = 100;  // the bucket's refill rate, per client address
@@ -33,6 +40,11 @@ struct RateLimitOptions {
     // a trusted proxy). From anyone else the header is ignored.
     std::vector<std::string> trusted_proxies{};
     size_t max_clients = 100'000;  // buckets kept at most: the memory bound under a flood
+    // "HOST:PORT" of a Redis holding the buckets, shared by every instance that names it (empty:
+    // this instance's own). One atomic script per limited request, one round trip; the bucket
+    // is the same token bucket (rate, burst), on Redis's clock. HOST is an IP address.
+    std::string redis{};
+    RateLimitFallback redis_fallback = RateLimitFallback::Local;
 };
 
 struct AdminOptions {

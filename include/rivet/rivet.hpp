@@ -14,6 +14,7 @@
 #include <rivet/event_stream.hpp>
 #include <rivet/form.hpp>
 #include <rivet/http_client.hpp>
+#include <rivet/redis.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
 #include <rivet/request.hpp>

@@ -104,8 +104,12 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     void plan_body(const http::RequestHead& head, engine::BodyPlan& plan) override;
     void answer_protocol_error(const engine::ProtocolError& error,
                                engine::ErrorReply& reply) override;
-    void route_request(engine::Exchange& ex, Trace& trace, bool rate_limited,
+    // `verdict`: the operations' (Pass, RateLimited: 429, LimitUnavailable: 503).
+    void route_request(engine::Exchange& ex, Trace& trace, app::Operations::Verdict verdict,
                        unsigned retry_after_s);
+    // --- app_shared_limit.cpp --- A request whose rate limit is in Redis: held (its answer
+    // deferred) until Redis decides, then served through an Exchange of its own.
+    void hold_for_shared_limit(engine::Exchange& ex, Trace& trace);
     // Routes and runs the handler after before(); false when the answer comes later (offload).
     bool run_route(engine::Exchange& ex, Call& call, app::Router::Match& match, Trace& trace);
     // --- app_async.cpp --- Answers that come later, each an app::AsyncCall.

@@ -37,14 +37,16 @@ void App::Impl::serve(engine::Exchange& ex) {
     trace.start_ns = app::Operations::now_ns();
     unsigned retry_after_s = 0;
     auto verdict = ops->intercept(ex, trace, retry_after_s);  // the admin endpoints answer here
+    if (verdict == app::Operations::Verdict::AskShared)
+        return hold_for_shared_limit(ex, trace);  // app_shared_limit.cpp
     if (verdict == app::Operations::Verdict::Pass && redirect_http && !ex.tls().secure)
         redirect_to_https(ex);  // app_tls.cpp
     else if (verdict != app::Operations::Verdict::Answered)
-        route_request(ex, trace, verdict == app::Operations::Verdict::RateLimited, retry_after_s);
+        route_request(ex, trace, verdict, retry_after_s);
     if (ex.status() != 0) ops->finish(ex, trace);  // a deferred answer is logged when it is done
 }
 
-void App::Impl::route_request(engine::Exchange& ex, Trace& trace, bool rate_limited,
+void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operations::Verdict verdict,
                               unsigned retry_after_s) {
     const auto& head = ex.head();
     app::Router::Match match;  // routing fills its params, which `req` shows from then on
@@ -60,10 +62,14 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, bool rate_limi
     middleware.select(head.path, slice);
     Call call{req, res, slice, res.headers().size()};
     const unsigned loop = ex.loop_index();
-    if (rate_limited) {
+    if (verdict == app::Operations::Verdict::RateLimited ||
+        verdict == app::Operations::Verdict::LimitUnavailable) {
         // Refused before any before() ran; after() of every middleware of the path still sees it
         // (a browser needs the CORS fields to read a 429).
-        error(call, 429, "Too Many Requests");
+        if (verdict == app::Operations::Verdict::RateLimited)
+            error(call, 429, "Too Many Requests");
+        else
+            error(call, 503, "Service Unavailable: the shared rate limit cannot be checked");
         res.header("Retry-After", std::to_string(retry_after_s));
         finish_middleware(call, loop, /*all=*/true);
         return ex.respond(app::view_of(res));

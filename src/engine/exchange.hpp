@@ -150,6 +150,9 @@ public:
     // fields ("Allow: GET\r\n").
     void respond_simple(int status, std::string_view body, std::string_view extra_fields = {});
     Deferred defer();
+    // The connection the request came on: valid during serve(), and later on its loop while a
+    // Deferred of this request is neither completed nor cancelled (it is cancelled at the close).
+    Connection& connection() const { return responder_.connection(); }
 
     bool answered() const { return answered_; }
     // What respond/respond_simple answered (0: nothing yet, or deferred), and the body's size.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "app/operations/shared_rate_limit.hpp"
 #include "server/setting_kinds.hpp"
 #include "server/tls_config.hpp"
 
@@ -180,6 +181,21 @@ Section compression_section() {
             }};
 }
 
+// rate_limiting.redis: "" (off) or HOST:PORT with HOST an IP address (SharedRateLimit's rule).
+Value redis_endpoint() {
+    Value v = text(REF(run.ops.rate_limit.redis), "HOST:PORT", /*may_be_empty=*/true);
+    v.expected = "HOST:PORT with an IP address (IPv6 in brackets), or \"\" (off)";
+    v.set = [expected = v.expected](const json& value, Config& c) -> std::string {
+        if (!value.is_string()) return "expected " + expected + ", got " + shown(value);
+        auto text = value.get<std::string>();
+        if (!text.empty() && !app::SharedRateLimit::parse_endpoint(text))
+            return "expected " + expected + ", got " + shown(value);
+        c.run.ops.rate_limit.redis = std::move(text);
+        return {};
+    };
+    return v;
+}
+
 Section rate_limiting_section() {
     return {
         "rate_limiting",
@@ -201,6 +217,17 @@ Section rate_limiting_section() {
              "peers whose X-Forwarded-For names the client"},
             {"max_clients", integer<size_t>(64, 100'000'000, REF(run.ops.rate_limit.max_clients)),
              "buckets kept: the memory bound under a flood of addresses"},
+            {"redis",
+             redis_endpoint(),
+             "a Redis holding buckets shared by every instance naming it",
+             {flag("--rate-limit-redis", "HOST:PORT")}},
+            {"redis_fallback",
+             choice<RateLimitFallback>({{"local", RateLimitFallback::Local},
+                                        {"open", RateLimitFallback::Open},
+                                        {"closed", RateLimitFallback::Closed}},
+                                       REF(run.ops.rate_limit.redis_fallback)),
+             "Redis unreachable: local, open or closed (503)",
+             {flag("--rate-limit-redis-fallback", "MODE")}},
         }};
 }
 

@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from rivet_e2e import BIN, RivetServer  # noqa: E402
+from redis_server import RedisServer  # noqa: E402
 
 
 def pytest_report_header(config):
@@ -59,3 +60,13 @@ def tls_certs(tmp_path_factory):
     """The TLS tests' certificates (tests/e2e/tls_certs.py), made once per session."""
     from tls_certs import TlsCerts
     return TlsCerts(tmp_path_factory.mktemp("tls-certs"))
+
+
+@pytest.fixture
+def redis():
+    """A redis-server of the test's own (tests/e2e/redis_server.py), removed at its end."""
+    r = RedisServer()
+    try:
+        yield r.start()
+    finally:
+        r.destroy()

@@ -28,9 +28,10 @@ declare -A allowed=(
     [http]="core http"
     [engine]="core net tls http engine"
     [client]="core net tls http client"
-    [app]="core net tls http engine client app rivet"
+    [redis]="core net redis"
+    [app]="core net tls http engine client redis app rivet"
 )
-layers=(core net tls http engine client app)
+layers=(core net tls http engine client redis app)
 
 failures=0
 ok() { echo "  ok    $*"; }

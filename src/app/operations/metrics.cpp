@@ -47,6 +47,11 @@ void Metrics::count_rate_limited(unsigned loop) {
     bump(blocks_[loop]->rate_limited);
 }
 
+void Metrics::count_rate_limit_fallback(unsigned loop) {
+    if (loop + 1 >= blocks_.size()) return add(blocks_.back()->rate_limit_fallbacks);
+    bump(blocks_[loop]->rate_limit_fallbacks);
+}
+
 void Metrics::record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros) {
     Block& b = *blocks_.back();
     if (route < routes_.size()) add(b.by_route[counter_of(route, protocol, status)]);
@@ -97,6 +102,7 @@ Metrics::Totals Metrics::totals() const {
         }
         t.latency_sum_us += b->latency_sum_us.load(std::memory_order_relaxed);
         t.rate_limited += b->rate_limited.load(std::memory_order_relaxed);
+        t.rate_limit_fallbacks += b->rate_limit_fallbacks.load(std::memory_order_relaxed);
         t.pool_rejected += b->pool_rejected.load(std::memory_order_relaxed);
         t.handler_exceptions += b->handler_exceptions.load(std::memory_order_relaxed);
         t.handlers_cancelled += b->handlers_cancelled.load(std::memory_order_relaxed);

@@ -44,6 +44,8 @@ public:
     // On loop `loop`'s own thread only.
     void record(unsigned loop, uint32_t route, Protocol protocol, int status, uint64_t micros);
     void count_rate_limited(unsigned loop);
+    // A limited request decided without the shared limit's Redis (RateLimitFallback).
+    void count_rate_limit_fallback(unsigned loop);
     // From any thread.
     void record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros);
     void count_pool_rejected();
@@ -62,6 +64,7 @@ public:
         uint64_t latency_sum_us = 0;
         uint64_t requests = 0;
         uint64_t rate_limited = 0;
+        uint64_t rate_limit_fallbacks = 0;
         uint64_t pool_rejected = 0;
         uint64_t handler_exceptions = 0;  // handlers that threw (answered 500)
         uint64_t handlers_cancelled = 0;  // waiting handlers whose client went away
@@ -80,6 +83,7 @@ private:
         std::array<std::atomic<uint64_t>, kBuckets> latency{};
         std::atomic<uint64_t> latency_sum_us{0};
         std::atomic<uint64_t> rate_limited{0};
+        std::atomic<uint64_t> rate_limit_fallbacks{0};
         std::atomic<uint64_t> pool_rejected{0};
         std::atomic<uint64_t> handler_exceptions{0};
         std::atomic<uint64_t> handlers_cancelled{0};

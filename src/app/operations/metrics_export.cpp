@@ -274,6 +274,11 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP rivet_rate_limited_total Requests refused with 429 by the rate limiter.");
     line(out, "# TYPE rivet_rate_limited_total counter");
     sample(out, "rivet_rate_limited_total", t.rate_limited);
+    line(out,
+         "# HELP rivet_rate_limit_redis_fallbacks_total Limited requests decided without the "
+         "shared limit's Redis (unreachable): by the configured fallback.");
+    line(out, "# TYPE rivet_rate_limit_redis_fallbacks_total counter");
+    sample(out, "rivet_rate_limit_redis_fallbacks_total", t.rate_limit_fallbacks);
     line(out, "# HELP rivet_rate_limit_clients Client buckets held (at most the capacity).");
     line(out, "# TYPE rivet_rate_limit_clients gauge");
     sample(out, "rivet_rate_limit_clients", s.rate_limit_clients);
@@ -339,6 +344,7 @@ std::string status_json(const Snapshot& s) {
                           {"slow_closed", t.event_streams_slow}};
     j["rate_limiting"] = s.rate_limiting;
     j["rate_limited"] = t.rate_limited;
+    j["rate_limit_redis_fallbacks"] = t.rate_limit_fallbacks;
     j["rate_limit_clients"] = s.rate_limit_clients;
     if (s.serving.has_cache)
         j["cache"] = {{"hits", s.serving.cache_hits}, {"misses", s.serving.cache_misses}};

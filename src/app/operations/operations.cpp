@@ -101,6 +101,11 @@ std::string Operations::reconfigure(const OperationsOptions& options) {
         note("rate limit allow list: not an address or network: " + bad);
     if (auto bad = next->trusted.assign(options.rate_limit.trusted_proxies); !bad.empty())
         note("trusted proxies: not an address or network: " + bad);
+    if (!options.rate_limit.redis.empty()) {
+        next->shared = SharedRateLimit::parse_endpoint(options.rate_limit.redis);
+        if (!next->shared)
+            note("rate limit Redis: not HOST:PORT with an IP address: " + options.rate_limit.redis);
+    }
     if (history_.empty() ||
         history_.back()->options.rate_limit.max_clients != options.rate_limit.max_clients) {
         if (!history_.empty()) limiter_.resize(options.rate_limit.max_clients);
@@ -199,11 +204,48 @@ Operations::Verdict Operations::intercept(engine::Exchange& ex, Trace& trace,
     trace.client = client_of(ex, s);
     trace.have_client = true;
     if (s.allow.contains(trace.client)) return Verdict::Pass;
+    // A streamed body cannot wait for Redis before its handler (its bytes are the handler's to
+    // pull): such requests are limited here, by this instance's buckets.
+    // An upgrade (WebSocket) hands its connection over from the answer: served at once too.
+    if (s.shared && !ex.streamed() && http::find_header(ex.head().headers, "upgrade").empty())
+        return Verdict::AskShared;
     auto verdict = limiter_.check(trace.client, trace.start_ns, rl.requests_per_second, rl.burst);
     if (verdict.allowed) return Verdict::Pass;
     metrics_.count_rate_limited(ex.loop_index());
     retry_after_s = verdict.retry_after_s;
     return Verdict::RateLimited;
+}
+
+void Operations::decide_shared(unsigned loop, const Trace& trace, SharedVerdict done) {
+    const Settings& s = settings();
+    const auto& rl = s.options.rate_limit;
+    net::Loop* net_loop = net::Loop::current();
+    if (!s.shared || !net_loop) return done(Verdict::Pass, 0);  // reconfigured meanwhile
+    auto decided = [this, loop, client = trace.client, start_ns = trace.start_ns,
+                    rate = rl.requests_per_second, burst = rl.burst, fallback = rl.redis_fallback,
+                    done = std::move(done)](SharedRateLimit::Outcome o) {
+        using Kind = SharedRateLimit::Outcome::Kind;
+        if (o.kind == Kind::Allowed) return done(Verdict::Pass, 0);
+        if (o.kind == Kind::Unavailable) {
+            metrics_.count_rate_limit_fallback(loop);
+            switch (fallback) {
+                case RateLimitFallback::Open:
+                    return done(Verdict::Pass, 0);
+                case RateLimitFallback::Closed:
+                    return done(Verdict::LimitUnavailable, 1);
+                case RateLimitFallback::Local: {
+                    auto local = limiter_.check(client, start_ns, rate, burst);
+                    if (local.allowed) return done(Verdict::Pass, 0);
+                    o.retry_after_s = local.retry_after_s;
+                    break;
+                }
+            }
+        }
+        metrics_.count_rate_limited(loop);
+        done(Verdict::RateLimited, o.retry_after_s);
+    };
+    shared_limit_.check(*net_loop, *s.shared, trace.client, rl.requests_per_second, rl.burst,
+                        std::move(decided));
 }
 
 void Operations::finish(engine::Exchange& ex, const Trace& trace) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "app/operations/metrics.hpp"
 #include "app/operations/metrics_export.hpp"
 #include "app/operations/rate_limiter.hpp"
+#include "app/operations/shared_rate_limit.hpp"
 #include "engine/exchange.hpp"
 
 namespace rivet::app {
@@ -71,9 +73,15 @@ public:
 
     // On the loop, before routing: the admin endpoints (when served on the main port, answered
     // here) and the rate limit (a refused request is answered by the caller, 429 with
-    // Retry-After: `retry_after_s`, so that its middleware sees it).
-    enum class Verdict : uint8_t { Pass, Answered, RateLimited };
+    // Retry-After: `retry_after_s`, so that its middleware sees it). AskShared: the limit is in
+    // Redis; the caller holds the request and asks decide_shared. LimitUnavailable: the shared
+    // limit's Redis cannot answer and the fallback is Closed (503 with Retry-After).
+    enum class Verdict : uint8_t { Pass, Answered, RateLimited, AskShared, LimitUnavailable };
     Verdict intercept(engine::Exchange& ex, Trace& trace, unsigned& retry_after_s);
+    // After AskShared, on the request's loop: `done(verdict, retry_after_s)` later, on it, with
+    // Pass, RateLimited or LimitUnavailable (the fallback applied when Redis cannot answer).
+    using SharedVerdict = std::function<void(Verdict, unsigned retry_after_s)>;
+    void decide_shared(unsigned loop, const Trace& trace, SharedVerdict done);
     // On the loop, after an answer given there (ex.status() != 0).
     void finish(engine::Exchange& ex, const Trace& trace);
     // From any thread, for an offloaded request, once its response exists.
@@ -108,6 +116,7 @@ private:
         OperationsOptions options;
         NetworkList allow;
         NetworkList trusted;
+        std::optional<redis::Endpoint> shared;  // rate_limit.redis, parsed
     };
     const Settings& settings() const { return *settings_.load(std::memory_order_acquire); }
     IpAddress client_of(engine::Exchange& ex, const Settings& s);
@@ -124,6 +133,7 @@ private:
     Metrics metrics_;
     AccessLog access_log_;
     RateLimiter limiter_;
+    SharedRateLimit shared_limit_;
     std::function<ServingStats()> serving_;
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
     uint64_t started_ns_ = now_ns();

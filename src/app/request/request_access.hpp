@@ -11,6 +11,9 @@ struct RequestAccess {
     // The TLS facts of the request's connection, or of the copy a detached request keeps (its
     // connection may be gone): for the access log of answers made later.
     static engine::TlsFacts tls(const Request& req);
+    // The head and buffered body a request shows (a detached one's own copies).
+    static const http::RequestHead& head(const Request& req) { return *req.head_; }
+    static std::string_view body(const Request& req) { return req.body_; }
 };
 
 }  // namespace rivet::app

@@ -1,0 +1,178 @@
+#include "redis/connection.hpp"
+
+#include <memory>
+#include <vector>
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+namespace rivet::redis {
+
+namespace {
+
+Connection* owner(const redisAsyncContext* ctx) {
+    return static_cast<Connection*>(ctx->data);
+}
+
+std::string failure_of(const redisAsyncContext* ctx, const char* otherwise) {
+    return ctx && ctx->err ? std::string(ctx->errstr) : std::string(otherwise);
+}
+
+}  // namespace
+
+Connection::Connection(net::Loop& loop, Endpoint endpoint)
+    : loop_(loop), endpoint_(std::move(endpoint)) {
+    // Commands written during a turn leave together at its end: a pipeline of one write(2),
+    // and no epoll_ctl for write interest unless the socket refuses part of it.
+    loop_.on_turn_end([this, alive = std::weak_ptr<bool>(alive_)] {
+        if (alive.expired() || !flush_pending_ || !ctx_) return;
+        flush_pending_ = false;
+        flushing_ = true;
+        redisAsyncHandleWrite(ctx_);
+        flushing_ = false;
+    });
+}
+
+Connection::~Connection() {
+    alive_.reset();
+    if (connect_timer_) loop_.cancel_timer(connect_timer_);
+    if (ctx_) {
+        redisAsyncContext* ctx = ctx_;
+        redisAsyncFree(ctx);  // calls the pending callbacks with no reply, then cleanup()
+        ctx_ = nullptr;
+    }
+}
+
+bool Connection::open() {
+    if (state_ != State::Down) return true;
+    if (loop_.now_ms() < retry_at_ms_) return false;
+    redisAsyncContext* ctx = redisAsyncConnect(endpoint_.host.c_str(), endpoint_.port);
+    if (!ctx || ctx->err) {
+        last_failure_ = failure_of(ctx, "cannot allocate a connection");
+        if (ctx) redisAsyncFree(ctx);
+        retry_at_ms_ = loop_.now_ms() + endpoint_.retry_ms;
+        return false;
+    }
+    ctx_ = ctx;
+    ctx->data = this;
+    ctx->ev.data = this;
+    ctx->ev.addRead = add_read;
+    ctx->ev.delRead = del_read;
+    ctx->ev.addWrite = add_write;
+    ctx->ev.delWrite = del_write;
+    ctx->ev.cleanup = cleanup;
+    redisAsyncSetConnectCallback(ctx, on_connect);
+    redisAsyncSetDisconnectCallback(ctx, on_disconnect);
+    state_ = State::Connecting;
+    // hiredis waits for the connect without a bound of its own.
+    connect_timer_ = loop_.call_after(endpoint_.connect_timeout_ms, [this] {
+        connect_timer_ = 0;
+        if (state_ != State::Connecting || !ctx_) return;
+        redisAsyncContext* ctx = ctx_;
+        lost("connect timed out");
+        redisAsyncFree(ctx);  // not connected: no disconnect callback, the commands fail
+    });
+    set_interest(net::kWritable, 0);  // the connect's completion
+    return true;
+}
+
+void Connection::lost(std::string why) {
+    ctx_ = nullptr;
+    state_ = State::Down;
+    flush_pending_ = false;
+    last_failure_ = std::move(why);
+    retry_at_ms_ = loop_.now_ms() + endpoint_.retry_ms;
+    if (connect_timer_) loop_.cancel_timer(std::exchange(connect_timer_, 0));
+}
+
+void Connection::command(std::span<const std::string_view> args, ReplyFn done) {
+    if (!open()) {
+        loop_.post([done = std::move(done), why = "Redis unavailable: " + last_failure_] {
+            done(nullptr, why);
+        });
+        return;
+    }
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    argv.reserve(args.size());
+    lens.reserve(args.size());
+    for (auto a : args) {
+        argv.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    auto* fn = new ReplyFn(std::move(done));
+    if (redisAsyncCommandArgv(ctx_, on_reply, fn, int(argv.size()), argv.data(), lens.data()) !=
+        REDIS_OK) {
+        loop_.post(
+            [fn = std::shared_ptr<ReplyFn>(fn)] { (*fn)(nullptr, "Redis: command refused"); });
+    }
+}
+
+void Connection::on_reply(redisAsyncContext* ctx, void* reply, void* privdata) {
+    std::unique_ptr<ReplyFn> fn(static_cast<ReplyFn*>(privdata));
+    if (reply)
+        (*fn)(static_cast<const redisReply*>(reply), {});
+    else
+        (*fn)(nullptr, "Redis connection lost: " + failure_of(ctx, "closed"));
+}
+
+void Connection::on_connect(const redisAsyncContext* ctx, int status) {
+    Connection* self = owner(ctx);
+    if (self->connect_timer_) self->loop_.cancel_timer(std::exchange(self->connect_timer_, 0));
+    if (status != REDIS_OK) {
+        self->lost(failure_of(ctx, "connect failed"));  // hiredis frees the context next
+        return;
+    }
+    self->state_ = State::Up;
+    ++self->connects_;
+}
+
+void Connection::on_disconnect(const redisAsyncContext* ctx, int status) {
+    Connection* self = owner(ctx);
+    self->lost(status == REDIS_OK ? std::string("closed") : failure_of(ctx, "closed"));
+    // A connection that worked and then closed (Redis's idle timeout, CLIENT KILL, a restart)
+    // is tried again by the very next command; the retry delay is for connects that fail.
+    self->retry_at_ms_ = 0;
+}
+
+void Connection::set_interest(uint32_t add, uint32_t remove) {
+    if (!ctx_) return;
+    uint32_t next = (interest_ | add) & ~remove;
+    if (watch_ == 0) {
+        interest_ = next;
+        watch_ = loop_.watch(ctx_->c.fd, next, [this](uint32_t events) { on_events(events); });
+    } else if (next != interest_) {
+        interest_ = next;
+        loop_.rewatch(watch_, next);
+    }
+}
+
+void Connection::on_events(uint32_t events) {
+    if (ctx_ && (events & (net::kReadable | net::kHangup))) redisAsyncHandleRead(ctx_);
+    if (ctx_ && (events & (net::kWritable | net::kHangup))) redisAsyncHandleWrite(ctx_);
+}
+
+void Connection::add_read(void* self) {
+    static_cast<Connection*>(self)->set_interest(net::kReadable, 0);
+}
+void Connection::del_read(void* self) {
+    static_cast<Connection*>(self)->set_interest(0, net::kReadable);
+}
+void Connection::add_write(void* p) {
+    auto* self = static_cast<Connection*>(p);
+    if (self->state_ == State::Up && !self->flushing_)
+        self->flush_pending_ = true;  // written at the turn's end
+    else
+        self->set_interest(net::kWritable, 0);  // the connect, or what the socket refused
+}
+void Connection::del_write(void* self) {
+    static_cast<Connection*>(self)->set_interest(0, net::kWritable);
+}
+void Connection::cleanup(void* p) {
+    auto* self = static_cast<Connection*>(p);
+    if (self->watch_) self->loop_.unwatch(std::exchange(self->watch_, 0));
+    self->interest_ = 0;
+    self->flush_pending_ = false;
+}
+
+}  // namespace rivet::redis

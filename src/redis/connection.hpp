@@ -1,0 +1,89 @@
+// redis::Connection: one connection to a Redis server, on one net::Loop, with hiredis's
+// asynchronous API driven by the loop's watch and timers (no thread, no blocking call once
+// connected). Commands are pipelined: each is written at once and hiredis matches the replies
+// to their callbacks in order, so one connection per loop serves every command of that loop.
+//
+// A callback is always called, exactly once, on the loop: with the reply, or with none and the
+// reason (the connection was lost, never made, or is waiting to retry). A caller that stops
+// caring (a cancelled handler) simply ignores its call: the reply is still read from the
+// connection, so the pipeline stays in step.
+//
+// A lost connection is reopened by the next command; a connect that fails (refused, timed out)
+// is not tried again before `retry_ms`: meanwhile commands fail at once, so a caller with a
+// fallback pays nothing while Redis is down.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "net/loop.hpp"
+
+struct redisAsyncContext;
+struct redisReply;
+
+namespace rivet::redis {
+
+struct Endpoint {
+    std::string host = "127.0.0.1";  // an IP address (a name is resolved by hiredis, blocking)
+    uint16_t port = 6379;
+    uint64_t connect_timeout_ms = 2000;
+    uint64_t retry_ms = 1000;  // after a failure, how long commands fail at once
+};
+
+// `reply`: hiredis's, valid during the call only; null when the command got no reply.
+using ReplyFn = std::function<void(const redisReply* reply, std::string_view failure)>;
+
+class Connection {
+public:
+    enum class State : uint8_t { Down, Connecting, Up };
+
+    Connection(net::Loop& loop, Endpoint endpoint);
+    ~Connection();  // pending callbacks are called with no reply
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Sends one command (its arguments, binary-safe). Loop thread only.
+    void command(std::span<const std::string_view> args, ReplyFn done);
+
+    State state() const { return state_; }
+    net::Loop& loop() const { return loop_; }
+    const Endpoint& endpoint() const { return endpoint_; }
+    uint64_t connects() const { return connects_; }  // connections made so far
+
+private:
+    bool open();
+    void lost(std::string why);
+    void set_interest(uint32_t add, uint32_t remove);
+    void on_events(uint32_t events);
+
+    static void on_connect(const redisAsyncContext* ctx, int status);
+    static void on_disconnect(const redisAsyncContext* ctx, int status);
+    static void on_reply(redisAsyncContext* ctx, void* reply, void* privdata);
+    static void add_read(void* self);
+    static void del_read(void* self);
+    static void add_write(void* self);
+    static void del_write(void* self);
+    static void cleanup(void* self);
+
+    net::Loop& loop_;
+    Endpoint endpoint_;
+    redisAsyncContext* ctx_ = nullptr;
+    State state_ = State::Down;
+    net::Loop::WatchId watch_ = 0;
+    uint32_t interest_ = 0;
+    net::Loop::TimerId connect_timer_ = 0;
+    uint64_t retry_at_ms_ = 0;  // Down after a failure: no new attempt before this
+    std::string last_failure_;
+    uint64_t connects_ = 0;
+    bool flush_pending_ = false;  // hiredis holds output to write at the turn's end
+    bool flushing_ = false;
+    // The turn-end hook outlives the connection (a loop keeps its hooks): it checks this first.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace rivet::redis
