@@ -68,11 +68,13 @@ def build(src: Path, out: Path) -> Path:
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    # librivet links Threads, the header-only nlohmann_json, OpenSSL (TLS), libnghttp2 (HTTP/2)
-    # and, for compression(), zlib, libbrotlienc and libzstd (CMakeLists.txt; rivet.pc lists the
-    # same).
+    # librivet links Threads, the header-only nlohmann_json, OpenSSL (TLS), libnghttp2 (HTTP/2),
+    # hiredis (the shared rate limit), c-ares (the HTTP client's resolver) and, for compression(),
+    # zlib, libbrotlienc and libzstd (CMakeLists.txt; rivet.pc lists the same). Older baselines
+    # need fewer; the extra ones are harmless.
     cmd = ["g++", "-O2", "-std=c++20", f"-I{src / 'include'}", str(HERE / "app.cpp"), str(lib),
-           "-lssl", "-lcrypto", "-lnghttp2", "-lz", "-lbrotlienc", "-lzstd", "-lpthread", "-o", str(out)]  # fmt: skip
+           "-lssl", "-lcrypto", "-lnghttp2", "-lhiredis", "-lcares", "-lz", "-lbrotlienc", "-lzstd",
+           "-lpthread", "-o", str(out)]  # fmt: skip
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise BenchError(f"building {out.name} against {src} failed:\n{r.stderr[-3000:]}")
