@@ -8,7 +8,7 @@ PORT ?= 8080
 TLS_PORT ?= 8443
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build run image test unit layers e2e consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
+.PHONY: all setup build run image test unit layers e2e conformance consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
 
 all: build
 
@@ -44,6 +44,13 @@ layers: build
 e2e: build
 	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
 
+# The conformance suites at full length (~5 min): Autobahn's every WebSocket case over ws://,
+# the large compression cases included (`make e2e` runs all but the 90 largest of them), and
+# h2spec.
+conformance: build
+	RIVET_AUTOBAHN=full RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q \
+	  tests/e2e/test_websocket_autobahn.py tests/e2e/test_http2_conformance.py
+
 # rivet as users get it (tests/consumer/run.sh): installed into a temporary prefix, then used
 # through find_package, add_subdirectory and pkg-config, and every public header compiled alone.
 consumers: build
@@ -72,7 +79,7 @@ asan: setup
 # The threads' hand-offs (worker pool -> loop inbox, drain) under ThreadSanitizer.
 tsan: setup
 	cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIVET_TSAN=ON >/dev/null
-	ninja -C $(BUILD_TSAN) -j $(JOBS)
+	ninja -C $(BUILD_TSAN) -j $(JOBS) unit_tests
 	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/unit_tests
 
 fuzz: setup
