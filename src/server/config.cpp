@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/json_depth.hpp"
 #include "net/ip_network.hpp"
 #include "server/json_lines.hpp"
 #include "server/setting_kinds.hpp"
@@ -55,7 +56,7 @@ std::vector<std::string> apply_config_text(const std::string& text, const std::s
     std::vector<std::string> problems;
     // The schema nests three levels (an object, its sections, a list of networks); a document
     // much deeper is a mistake or an attack, and would cost memory per level below.
-    if (size_t at = json_too_deep_at(text, kMaxConfigDepth); at != std::string_view::npos)
+    if (size_t at = core::json_too_deep_at(text, kMaxConfigDepth); at != std::string_view::npos)
         return {name + ":" + std::to_string(line_of_offset(text, at)) + ": nested deeper than " +
                 std::to_string(kMaxConfigDepth) + " levels; the configuration needs 3"};
     json doc;

@@ -29,29 +29,6 @@ int line_of_offset(std::string_view text, size_t offset) {
     return line;
 }
 
-size_t json_too_deep_at(std::string_view text, size_t max_depth) {
-    size_t depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (c == '\\')
-                ++i;  // the escaped character, whatever it is
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max_depth) return i;
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            --depth;  // unbalanced closers are the parser's to report
-        }
-    }
-    return std::string_view::npos;
-}
-
 std::map<std::string, int> json_key_lines(std::string_view text) {
     // One pass over the structure: strings are skipped whole (escapes included), and only the
     // characters that open, separate or close members matter.

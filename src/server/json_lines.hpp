@@ -13,12 +13,6 @@ namespace rivet::server {
 // document (parse it first); on anything else it returns what it found so far.
 std::map<std::string, int> json_key_lines(std::string_view text);
 
-// The offset of the bracket that opens the (max_depth + 1)-th nested container, or npos when
-// no container is nested deeper than max_depth. Brackets inside strings do not count. A linear
-// scan with no allocation, run before parsing, so that a hostile document ("[" x 100,000) is
-// refused before anything builds a structure (or a path) per level.
-size_t json_too_deep_at(std::string_view text, size_t max_depth);
-
 // The 1-based line of a byte offset (for parse errors, which report bytes).
 int line_of_offset(std::string_view text, size_t offset);
 
