@@ -4,6 +4,7 @@
 #pragma once
 
 #include <charconv>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,14 @@ void attach_body_stream(Request& req, std::shared_ptr<BodyStreamState> stream);
 namespace engine {
 class Exchange;
 }
+
+// What Request::json() parses. A document's tree costs many times its bytes (a value per
+// number, a heap block per array or object) and a level of nesting costs a level of recursion,
+// so both are bounded before parsing starts.
+struct JsonLimits {
+    size_t max_bytes = 1024 * 1024;  // a larger body: HttpError(413)
+    size_t max_depth = 128;          // arrays and objects nested deeper: HttpError(400)
+};
 
 class Request {
 public:
@@ -93,8 +102,11 @@ public:
     std::optional<std::string> query(std::string_view key) const;
     const std::vector<std::pair<std::string, std::string>>& query_params() const;
 
-    // The body parsed as JSON; throws HttpError(400) saying where it is malformed.
-    nlohmann::json json() const;
+    // The body parsed as JSON within `limits`; throws HttpError(400) saying where it is
+    // malformed (a number too large for a double is malformed), HttpError(413) when it is larger
+    // than limits.max_bytes. Parsing is linear in the body: an offloaded route is the place for
+    // large documents.
+    nlohmann::json json(const JsonLimits& limits = {}) const;
 
     // Typed values set by middleware for the handler (rivet/context.hpp); shared with the
     // detached copy an offloaded or waiting handler gets.

@@ -6,11 +6,18 @@
 #include "app/request/query.hpp"
 #include "app/request/request_access.hpp"
 #include "app/routing/router.hpp"
+#include "core/bounded_text.hpp"
+#include "core/json_depth.hpp"
 #include "engine/exchange.hpp"
 #include "http/cookie.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet {
+
+namespace {
+// Enough for nlohmann's message and a token long enough to recognise.
+constexpr size_t kMaxJsonErrorBytes = 200;
+}  // namespace
 
 std::string_view method_name(Method m) {
     return http::method_name(app::protocol_method(m));
@@ -126,16 +133,25 @@ std::optional<std::string> Request::query(std::string_view key) const {
     return std::nullopt;
 }
 
-nlohmann::json Request::json() const {
+nlohmann::json Request::json(const JsonLimits& limits) const {
+    if (body_.size() > limits.max_bytes)
+        throw HttpError(413, "JSON body over max_bytes (" + std::to_string(limits.max_bytes) +
+                                 "): " + std::to_string(body_.size()) + " bytes");
+    if (size_t at = core::json_too_deep_at(body_, limits.max_depth); at != std::string_view::npos)
+        throw HttpError(400, "invalid JSON body: nested deeper than " +
+                                 std::to_string(limits.max_depth) + " levels (at byte " +
+                                 std::to_string(at) + ")");
     try {
         return nlohmann::json::parse(body_);
-    } catch (const nlohmann::json::parse_error& e) {
-        // A client's mistake, so a 400 that says where; without nlohmann's "[json.exception...]"
-        // prefix, which names our library rather than the problem.
+    } catch (const nlohmann::json::exception& e) {
+        // A client's mistake (a syntax error, or a number beyond a double's range, which nlohmann
+        // reports as out_of_range), so a 400 that says where; without nlohmann's
+        // "[json.exception...]" prefix, which names our library rather than the problem. The
+        // message quotes the token it stopped at, as long as the client made it: cut it.
         std::string_view what = e.what();
         if (auto end = what.find("] "); what.starts_with("[json.exception") && end != what.npos)
             what.remove_prefix(end + 2);
-        throw HttpError(400, "invalid JSON body: " + std::string(what));
+        throw HttpError(400, "invalid JSON body: " + core::bounded_text(what, kMaxJsonErrorBytes));
     }
 }
 
