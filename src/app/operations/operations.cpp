@@ -11,10 +11,17 @@
 #include "app/operations/status_page.hpp"
 #include "app/request/request_access.hpp"
 #include "app/server_options.hpp"
+#include "core/bounded_text.hpp"
 
 namespace rivet::app {
 
 namespace {
+
+// How much of a request's path and of an exception's message one error-log line quotes: both
+// may be the client's text (an exception can quote a token from the body), which must not
+// cost the log what the client sent.
+constexpr size_t kMaxLoggedPath = 1024;
+constexpr size_t kMaxLoggedWhat = 1024;
 
 // Pseudo-routes, after the App's own: offsets from first_pseudo_.
 enum Pseudo : uint32_t {
@@ -321,8 +328,9 @@ void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int s
 void Operations::handler_threw(unsigned loop, std::string_view path, const char* what) {
     metrics_.count_handler_exception(loop);
     std::string where = loop == Request::kNoLoop ? "offloaded handler for " : "handler for ";
-    where.append(path);
-    log_error(what ? where + " threw: " + what : where + " threw a non-standard exception");
+    where.append(core::bounded_text(path, kMaxLoggedPath));
+    log_error(what ? where + " threw: " + core::bounded_text(what, kMaxLoggedWhat)
+                   : where + " threw a non-standard exception");
 }
 
 Snapshot Operations::snapshot() {
