@@ -67,11 +67,12 @@ def log_lines(path: Path) -> list[str]:
     return path.read_text(errors="replace").splitlines() if path.exists() else []
 
 
-def rss_kib(pid: int) -> int:
+def rss_kib(pid: int, key: str = "VmRSS") -> int:
+    """The process's resident set now, or its peak with key="VmHWM"."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+    raise AssertionError(f"no {key}")
 
 
 def free_port() -> int:
