@@ -15,8 +15,8 @@
 //
 // after() sees every response: a handler's, an early answer of a before(), an HttpError, and the
 // ones the framework makes itself (404, 405, 413, 431, 500, 503 ...). For a request refused
-// before routing (a malformed or too large request), after() runs without before() having run:
-// a middleware must not assume its before() saw the request.
+// before routing (a malformed or too large request), after() runs without before() having run
+// (refused() runs instead): a middleware must not assume its before() saw the request.
 #pragma once
 
 #include <functional>
@@ -45,6 +45,11 @@ public:
         (void)req;
         (void)res;
     }
+
+    // A request refused before routing (malformed, too large, rate limited) gets this call in
+    // place of before(), ahead of the error handler: what the error body should carry goes into
+    // the context here (request_id() puts its id). The refusal stands whatever this does.
+    virtual void refused(Request& req) { (void)req; }
 };
 
 // Middleware from a function, for the common one-sided cases.

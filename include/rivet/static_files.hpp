@@ -7,7 +7,8 @@
 // What a mount does for GET and HEAD:
 // - maps the URL path to a file that cannot be outside the root: percent-decoded once, "." and
 //   ".." resolved first ("/../x" is a 400), "%2F" and NUL refused, symlinks leading outside the
-//   root refused (403) unless `follow_symlinks`;
+//   root refused (403) unless `follow_symlinks`; dot files and directories (".env", ".git/")
+//   answer 404 unless `dot_files`, but ".well-known/";
 // - a directory: "dir" redirects (301) to "dir/", which serves `index` or, failing that, an
 //   HTML listing when `listing` is on, else 403;
 // - Content-Type from the file's extension, strong ETag (inode, size, mtime) and Last-Modified,
@@ -45,6 +46,9 @@ struct StaticOptions {
     int64_t max_age = -1;              // Cache-Control: max-age=N; negative: no Cache-Control
     std::string cache_control{};       // the whole Cache-Control value; wins over max_age
     bool follow_symlinks = false;      // symlinks may lead outside the root
+    // Names starting with '.' (/.env, /.git/config, a file in a dot directory) answer 404, the
+    // rule nginx users write by hand, unless this is on; /.well-known/ is always served (ACME).
+    bool dot_files = false;
     // {"ext", "type"} overrides and additions to the built-in table ("ext" without the dot,
     // any case; the type is used verbatim, e.g. "text/x-c; charset=utf-8").
     std::vector<std::pair<std::string, std::string>> mime_types{};

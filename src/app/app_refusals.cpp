@@ -32,6 +32,7 @@ void App::Impl::answer_protocol_error(const engine::ProtocolError& refused,
     middleware.select(head.path, slice);
     Call call{req, res, slice};
     std::string_view message = *refused.reason ? refused.reason : app::reason_of(refused.status);
+    app::MiddlewareChain::run_refused(slice, req);  // e.g. the request id, for the error body
     try {
         error(call, refused.status, message);
     } catch (...) {  // e.g. a status Response refuses: the engine's plain text answers instead

@@ -65,7 +65,8 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operation
     if (verdict == app::Operations::Verdict::RateLimited ||
         verdict == app::Operations::Verdict::LimitUnavailable) {
         // Refused before any before() ran; after() of every middleware of the path still sees it
-        // (a browser needs the CORS fields to read a 429).
+        // (a browser needs the CORS fields to read a 429), and their refused() before the body.
+        app::MiddlewareChain::run_refused(slice, req);
         if (verdict == app::Operations::Verdict::RateLimited)
             error(call, 429, "Too Many Requests");
         else

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/json_depth.hpp"
@@ -122,14 +123,48 @@ std::vector<std::string> apply_config_text(const std::string& text, const std::s
     return problems;
 }
 
+namespace {
+
+// What a path that is not a regular file is, for the refusal.
+const char* file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    return "a special file";
+}
+
+}  // namespace
+
 std::vector<std::string> apply_config_file(const std::string& path, Config& config) {
     // Plain system calls: a directory or an unreadable file must say so, not read as empty.
-    auto refuse = [&](int err) {
-        return std::vector<std::string>{
-            path + ": cannot read the configuration file: " + std::strerror(err)};
+    auto refuse = [&](const std::string& why) {
+        return std::vector<std::string>{path + ": cannot read the configuration file: " + why};
     };
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return refuse(errno);
+    auto not_regular = [&](mode_t mode) {
+        return refuse(std::string("it is ") + file_kind(mode) + ", not a regular file");
+    };
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, and SIGHUP
+    // reads this file on the thread that also takes SIGTERM. Only a regular file is read (a
+    // FIFO or a device could stall or never end), and O_NONBLOCK changes nothing for it.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int err = errno;
+        struct stat st {};
+        if (err == ENXIO && ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+            return not_regular(st.st_mode);  // a UNIX socket cannot be opened at all
+        return refuse(std::strerror(err));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        int err = errno;
+        ::close(fd);
+        return refuse(std::strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return not_regular(st.st_mode);
+    }
     std::string text;
     char buf[16384];
     for (;;) {
@@ -138,7 +173,7 @@ std::vector<std::string> apply_config_file(const std::string& path, Config& conf
         if (n < 0) {
             int err = errno;
             ::close(fd);
-            return refuse(err);
+            return refuse(std::strerror(err));
         }
         if (n == 0) break;
         text.append(buf, size_t(n));

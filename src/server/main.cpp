@@ -36,6 +36,7 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         next.run.ops.admin.admin_host != now.run.ops.admin.admin_host)
         warn("the admin listener (metrics.admin_host, metrics.admin_port)");
     if (next.demo.root != now.demo.root) warn("static.root");
+    if (next.demo.files.dot_files != now.demo.files.dot_files) warn("static.dot_files");
     if (next.user != now.user) warn("server.user");
     if (next.run.proxy_protocol != now.run.proxy_protocol ||
         next.run.proxy_trusted != now.run.proxy_trusted)

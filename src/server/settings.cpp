@@ -332,6 +332,10 @@ Section static_section() {
                  text(REF(demo.root)),
                  "document root holding the demo page index.html",
                  {flag("--root", "DIR")}},
+                {"dot_files",
+                 boolean(REF(demo.files.dot_files)),
+                 "serve names starting with '.' (else 404; /.well-known/ always)",
+                 {switch_flag("--dot-files", true, "")}},
             }};
 }
 

@@ -82,6 +82,26 @@ std::optional<uint64_t> status_mask(const std::string& path, std::string_view na
 
 }  // namespace
 
+pid_t child_of(pid_t parent) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        pid_t pid = 0;
+        auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), pid);
+        if (err != std::errc() || end != name.data() + name.size()) continue;  // not a process
+        // "pid (comm) state ppid ...": the name may hold spaces and ')', so from the last ')'.
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line)) continue;  // gone meanwhile
+        size_t close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        long ppid = 0;  // after the state
+        if (std::sscanf(line.c_str() + close + 1, " %*c %ld", &ppid) == 1 && ppid == parent)
+            return pid;
+    }
+    return 0;
+}
+
 bool handles_sigusr2(pid_t pid) {
     const uint64_t bit = uint64_t(1) << (SIGUSR2 - 1);
     std::string proc = "/proc/" + std::to_string(pid);
@@ -147,6 +167,11 @@ int run_upgrade_request(const std::vector<std::string>& args) {
     if (!handles_sigusr2(old_pid))
         return fail("process " + std::to_string(old_pid) + " (from " + pid_file +
                     ") does not handle SIGUSR2: not a serving rivet; stale pid file?");
+    // The server would refuse this SIGUSR2 with a log line, and the pid file would then tell
+    // the other upgrade's end as if it were ours: say so now, and send nothing.
+    if (pid_t starting = child_of(old_pid))
+        return fail("an upgrade is already in progress (new process " + std::to_string(starting) +
+                    "); pid " + std::to_string(old_pid) + " still serves: try again once it ends");
     if (kill(old_pid, SIGUSR2) < 0)
         return fail("cannot signal process " + std::to_string(old_pid) + ": " +
                     std::strerror(errno));

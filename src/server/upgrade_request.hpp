@@ -3,6 +3,7 @@
 // (SIGUSR2) and waits until it is done. Success: the file names a new, live process (the old one
 // drains and exits by itself). Failure: the old process rewrote the file with its own pid again
 // (the new one failed, the old one still serves), or the old one is gone, or the time ran out.
+// Refused at once (nothing sent) while an upgrade is in progress: the server would refuse it.
 // Exit 0 on success, 1 on failure, 2 on a malformed command line; one line says which.
 #pragma once
 
@@ -20,5 +21,9 @@ int run_upgrade_request(const std::vector<std::string>& args);
 // does (App::run waits for it); another process that a stale pid file names would be killed
 // by it. True when /proc cannot tell.
 bool handles_sigusr2(pid_t pid);
+
+// A child process of `parent` (from /proc), 0 when it has none. A serving rivet has one only
+// while an upgrade is in progress: the new process it started (server/upgrade.hpp).
+pid_t child_of(pid_t parent);
 
 }  // namespace rivet::server

@@ -1,6 +1,7 @@
 """The configuration file: seed 003's as written, errors with key and line (exit 2),
 --check-config, flags over the file, and SIGHUP with a good and with a bad file."""
 import json
+import os
 import signal
 import subprocess
 import time
@@ -52,6 +53,33 @@ def test_unreadable_configuration_file_exit_2(tmp_path):
     p = run("--config", tmp_path)  # a directory
     assert p.returncode == 2, p
     assert "cannot read the configuration file" in p.stderr, p.stderr
+
+
+def test_a_fifo_as_configuration_file_is_refused_at_start(tmp_path):
+    """Opening a FIFO for reading waits for a writer: rivet must refuse it, not hang."""
+    fifo = tmp_path / "rivet.json"
+    os.mkfifo(fifo)
+    for extra in ((), ("--check-config",)):
+        p = run("--config", fifo, "--port", "0", *extra)
+        assert p.returncode == 2, p
+        assert f"{fifo}: cannot read the configuration file: it is a FIFO, not a regular file" \
+            in p.stderr, p.stderr
+    p = run("--config", tmp_path)
+    assert "it is a directory, not a regular file" in p.stderr, p.stderr
+
+
+def test_sighup_with_a_fifo_as_configuration_file_keeps_the_old_one_and_sigterm_stops(
+        rivet, tmp_path):
+    """SIGHUP and SIGTERM are taken by the same thread: a reload must never block it."""
+    cfg = write_config(tmp_path / "rivet.json", {"limits": {"max_body_bytes": 100}})
+    srv = rivet(args=("--config", cfg, "--threads", "1", "--workers", "1"))
+    cfg.unlink()
+    os.mkfifo(cfg)
+    srv.send_signal(signal.SIGHUP)
+    wait_for(lambda: "configuration refused" in srv.stderr(), what="the refusal")
+    assert "it is a FIFO, not a regular file" in srv.stderr()
+    assert srv.post("/echo", b"y" * 200).status == 413  # the old configuration stays
+    assert srv.stop(signal.SIGTERM, timeout=10) == 0
 
 
 def test_every_problem_is_reported_at_once(tmp_path):

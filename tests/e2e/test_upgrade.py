@@ -423,6 +423,26 @@ def test_hung_new_process_is_stopped_after_the_timeout(upgraded, tmp_path):
     assert u.server.alive() and hello(u.port).endswith(b"Hello, World!")
 
 
+def test_upgrade_command_says_an_upgrade_is_already_in_progress(upgraded, tmp_path):
+    """The server refuses a SIGUSR2 while an upgrade is in progress: `rivet --upgrade` says so
+    at once, rather than wait and report the other upgrade's end (here a failure) as its own."""
+    program = copied_binary(tmp_path)
+    timeout = max(3, 3 * SLOW)  # the hung upgrade's, long enough to ask while it runs
+    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", timeout),
+                 program=program)
+    replace_file(program, "#!/bin/sh\nexec sleep 60\n")
+    u.server.send_signal(signal.SIGUSR2)
+    child = started_child(u)
+    code, out = rivet_upgrade("--pid-file", u.pid_file)
+    assert code == 1, out
+    assert f"an upgrade is already in progress (new process {child}); pid {u.first} still " \
+           "serves" in out, out
+    assert "failed" not in out, out
+    wait_until(lambda: "upgrade failed" in u.stderr(), timeout + 10, "the hung upgrade's end")
+    assert "upgrade refused" not in u.stderr()  # nothing was sent to be refused
+    assert u.server.alive() and read_pid(u.pid_file) == u.first
+
+
 def test_new_process_that_ignores_sigterm_is_killed(upgraded, tmp_path):
     program = copied_binary(tmp_path)
     u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", 0.5,

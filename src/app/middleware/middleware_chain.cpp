@@ -40,4 +40,13 @@ bool MiddlewareChain::run_before(Slice& slice, Request& req, Response& res) {
     return true;
 }
 
+void MiddlewareChain::run_refused(const Slice& slice, Request& req) {
+    for (uint8_t i = 0; i < slice.size; ++i) {
+        try {
+            slice.items[i]->refused(req);
+        } catch (...) {  // the request is answered with its refusal all the same
+        }
+    }
+}
+
 }  // namespace rivet::app

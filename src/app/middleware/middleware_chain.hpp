@@ -37,6 +37,10 @@ public:
     // items[0] (the caller does it, one at a time, so that one that throws stops no other).
     static bool run_before(Slice& slice, Request& req, Response& res);
 
+    // refused() of every item, for a request refused before routing; one that throws stops no
+    // other, and changes nothing of the refusal.
+    static void run_refused(const Slice& slice, Request& req);
+
 private:
     static bool covers(std::string_view prefix, std::string_view path);
 

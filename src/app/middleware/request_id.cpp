@@ -62,6 +62,8 @@ public:
         return true;
     }
 
+    void refused(Request& req) override { id_of(req); }  // the error body may carry it too
+
     void after(const Request& req, Response& res) override {
         if (res.header(options_.header).empty()) res.header(options_.header, id_of(req));
     }

@@ -99,6 +99,17 @@ NormalizedPath normalize_path(std::string_view raw, std::string& key) {
     return out;
 }
 
+bool names_hidden_file(std::string_view key) {
+    for (size_t start = 0; start < key.size();) {
+        size_t end = key.find('/', start);
+        if (end == std::string_view::npos) end = key.size();
+        std::string_view segment = key.substr(start, end - start);
+        if (segment.starts_with('.') && segment != ".well-known") return true;
+        start = end + 1;
+    }
+    return false;
+}
+
 int open_beneath(const std::string& root, std::string_view key, int flags, bool follow_symlinks) {
     flags |= O_CLOEXEC;
     int dir = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -133,6 +144,8 @@ int status_for_errno(int error) {
         case EPERM:
         case ELOOP:
         case EXDEV:
+        case ENXIO:  // open(2) of a UNIX socket, or of a device without its driver
+        case ENODEV:
             return 403;
         case EMFILE:  // out of descriptors: nothing wrong with the file, try again soon
         case ENFILE:

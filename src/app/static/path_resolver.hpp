@@ -25,13 +25,18 @@ struct NormalizedPath {
 // '/', "" for the root).
 NormalizedPath normalize_path(std::string_view raw, std::string& key);
 
+// Whether `key` (from normalize_path) names a dot file or passes through a dot directory
+// (".env", ".git/config"), other than ".well-known" (RFC 8615: ACME's challenges live there).
+bool names_hidden_file(std::string_view key);
+
 // Opens `key` (from normalize_path) under `root` with open(2) `flags` (O_CLOEXEC is added).
 // Returns the descriptor, or -errno: -ENOENT, -EXDEV (a symlink leading out of the root) ...
 int open_beneath(const std::string& root, std::string_view key, int flags, bool follow_symlinks);
 
 // The answer nginx gives for an errno from opening a file: 404 (ENOENT, ENOTDIR,
-// ENAMETOOLONG), 403 (EACCES, EPERM, ELOOP, EXDEV: not allowed, or leaves the root), 503 (EMFILE,
-// ENFILE: out of descriptors, answered with Retry-After), else 500.
+// ENAMETOOLONG), 403 (EACCES, EPERM, ELOOP, EXDEV: not allowed, or leaves the root; ENXIO,
+// ENODEV: a UNIX socket or a device, there but nothing to read), 503 (EMFILE, ENFILE: out of
+// descriptors, answered with Retry-After), else 500.
 int status_for_errno(int error);
 
 // Tests: take the realpath fallback even where openat2 exists.

@@ -111,6 +111,8 @@ void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Respo
     thread_local std::string key;  // reused: no allocation per request
     files::NormalizedPath np = files::normalize_path(path, key);
     if (np.status) return plain(res, np.status);
+    // Before any system call: a denied name costs nothing and tells nothing of what exists.
+    if (!options.dot_files && files::names_hidden_file(key)) return plain(res, 404);
 
     auto entry = cache.find(key, core::monotonic_ms());
     switch (entry->kind) {

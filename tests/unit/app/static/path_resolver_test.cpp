@@ -75,7 +75,18 @@ TEST(StatusForErrno, AsNginxAnswers) {
     EXPECT_EQ(status_for_errno(EACCES), 403);
     EXPECT_EQ(status_for_errno(EXDEV), 403);
     EXPECT_EQ(status_for_errno(ELOOP), 403);
+    EXPECT_EQ(status_for_errno(ENXIO), 403);  // a UNIX socket in the root
+    EXPECT_EQ(status_for_errno(ENODEV), 403);
     EXPECT_EQ(status_for_errno(EIO), 500);
+}
+
+TEST(PathResolver, DotFilesAndDotDirectoriesAreHiddenButWellKnown) {
+    for (const char* key :
+         {".env", ".git/config", "a/.git/HEAD", "a/b/.htpasswd", ".well-known/.x", "..."})
+        EXPECT_TRUE(names_hidden_file(key)) << key;
+    for (const char* key : {"", "a.txt", "a/b.c/d", ".well-known/acme-challenge/t0k",
+                            "a/.well-known/x", "x.", "a./b"})
+        EXPECT_FALSE(names_hidden_file(key)) << key;
 }
 
 class OpenBeneath : public ::testing::TestWithParam<bool> {
