@@ -7,6 +7,10 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 TLS_PORT ?= 8443
 FUZZ_SECONDS ?= 60
+# The end-to-end tests run in E2E_JOBS pytest-xdist processes: most of their time is waiting
+# (timeouts, drains, restarts crossed on purpose), not CPU. E2E_JOBS=0 runs them in this process.
+E2E_JOBS ?= 2
+PYTEST_E2E = python3 -m pytest -q -n $(E2E_JOBS) tests/e2e
 
 .PHONY: all setup build run image test unit layers e2e conformance consumers asan tsan fuzz bench bench-smoke bench-full bench-models bench-framework format clean
 
@@ -42,7 +46,7 @@ layers: build
 	bash tests/layers/check.sh $(BUILD)
 
 e2e: build
-	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
+	RIVET_BIN=$(abspath $(BUILD))/rivet $(PYTEST_E2E)
 
 # The conformance suites at full length (~5 min): Autobahn's every WebSocket case over ws://,
 # the large compression cases included (`make e2e` runs all but the 90 largest of them), and
@@ -63,7 +67,7 @@ consumers: build
 test: build
 	./$(BUILD)/unit_tests
 	bash tests/layers/check.sh $(BUILD)
-	RIVET_BIN=$(abspath $(BUILD))/rivet python3 -m pytest -q tests/e2e
+	RIVET_BIN=$(abspath $(BUILD))/rivet $(PYTEST_E2E)
 	$(MAKE) --no-print-directory consumers
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory asan
@@ -74,7 +78,7 @@ asan: setup
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIVET_SANITIZE=ON >/dev/null
 	ninja -C $(BUILD_ASAN) -j $(JOBS)
 	./$(BUILD_ASAN)/unit_tests
-	RIVET_BIN=$(abspath $(BUILD_ASAN))/rivet RIVET_SANITIZED=1 python3 -m pytest -q tests/e2e
+	RIVET_BIN=$(abspath $(BUILD_ASAN))/rivet RIVET_SANITIZED=1 $(PYTEST_E2E)
 
 # The threads' hand-offs (worker pool -> loop inbox, drain) under ThreadSanitizer.
 tsan: setup
@@ -107,18 +111,26 @@ bench: build
 	bash bench/run.sh
 	bash bench/run.sh --tls
 
-# The benchmark harness checks itself (~2 min): its parsers and statistics on recorded outputs,
-# then every server in every scenario and every concurrency model once, briefly: each must start,
-# answer correctly and produce a row; then the same from the programs packed for another machine
-# (bench/portable.sh). Figures are not asserted; docs/ is not touched.
+# The benchmark harness checks itself (~5 min): its parsers and statistics on recorded outputs,
+# then every server in every scenario of the main bench and every concurrency model once, briefly,
+# and every server of the TLS, WebSocket, HTTP/2 and PostgreSQL benches in the scenarios below
+# (each kind of run they make: keep-alive and per-connection TLS, plain and deflate echo, h2 and
+# h2c, queries and the HTTP client): each must start, answer correctly and produce a row; then
+# the same from the programs packed for another machine (bench/portable.sh). Figures are not
+# asserted; docs/ is not touched. BENCH_SMOKE_ALL=1 runs every scenario of every bench.
+SMOKE_TLS ?= tls_hello_c100,tls_full_close
+SMOKE_WS ?= ws_echo_32_c100,ws_echo_16k_c100_deflate
+SMOKE_H2 ?= h2_hello_c100_m10,h2c_hello_c100_m10
+SMOKE_PG ?= queries20_c100,fetch_c32
+smoke_scenarios = $(if $(BENCH_SMOKE_ALL),,--scenarios $(1))
 bench-smoke: build
 	python3 -m pytest -q bench
 	bash bench/run.sh --smoke
 	bash bench/run.sh --models --smoke
-	bash bench/run.sh --tls --smoke
-	bash bench/run.sh --websocket --smoke
-	bash bench/run.sh --http2 --smoke
-	bash bench/run.sh --pg --smoke
+	bash bench/run.sh --tls --smoke $(call smoke_scenarios,$(SMOKE_TLS))
+	bash bench/run.sh --websocket --smoke $(call smoke_scenarios,$(SMOKE_WS))
+	bash bench/run.sh --http2 --smoke $(call smoke_scenarios,$(SMOKE_H2))
+	bash bench/run.sh --pg --smoke $(call smoke_scenarios,$(SMOKE_PG))
 	bash bench/portable.sh pack $(BUILD)/portable
 	bash bench/portable.sh check $(BUILD)/portable
 

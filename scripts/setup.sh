@@ -96,8 +96,9 @@ fi
 # Python 3 (test_websocket_autobahn.py); websockets is a real client there and the Chromium
 # test's DevTools protocol client (test_websocket_clients.py). The HTTP/2 tests: h2 (with its
 # hyperframe and hpack, the raw frames of test_http2_attacks.py) and httpx, a real client
-# that speaks HTTP/2 through h2 (test_http2_clients.py).
-declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4 [h2]=4.3.0 [httpx]=0.28.1)
+# that speaks HTTP/2 through h2 (test_http2_clients.py). pytest-xdist: `make e2e` runs the
+# end-to-end tests in two processes (E2E_JOBS).
+declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4 [h2]=4.3.0 [httpx]=0.28.1 [pytest-xdist]=3.6.1)
 for pkg in "${!pinned[@]}"; do
   have=$(python3 -c "import importlib.metadata as m; print(m.version('$pkg'))" 2>/dev/null || true)
   if [ "$have" != "${pinned[$pkg]}" ]; then
