@@ -21,15 +21,21 @@ namespace {
 
 using rivet::test::exchange;
 
+// An ephemeral port of 127.0.0.1, no listening line.
+rivet::RunOptions local_options(unsigned threads, unsigned workers) {
+    rivet::RunOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.threads = threads;
+    options.workers = workers;
+    options.quiet = true;
+    return options;
+}
+
 class AppTest : public ::testing::Test {
 protected:
     void start(unsigned threads = 2, bool metrics = false) {
-        rivet::RunOptions options;
-        options.host = "127.0.0.1";
-        options.port = 0;
-        options.threads = threads;
-        options.workers = 2;
-        options.quiet = true;
+        rivet::RunOptions options = local_options(threads, 2);
         options.ops.admin.metrics = metrics;
         port_ = app_.start(options);
     }
@@ -259,12 +265,7 @@ TEST(App, OnBoundComesBeforeAnyLoopServes) {
         served_after_bound = bound_returned.load();
         res.text("first");
     });
-    rivet::RunOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.threads = 2;
-    options.workers = 1;
-    options.quiet = true;
+    rivet::RunOptions options = local_options(2, 1);
     int client = -1;
     options.on_bound = [&] {
         sockaddr_in addr{};
@@ -296,12 +297,7 @@ TEST(App, OnBoundComesBeforeAnyLoopServes) {
 TEST(App, AThrowingOnBoundClosesThePort) {
     rivet::App app;
     app.get("/x", [](rivet::Request&, rivet::Response& res) { res.text("x"); });
-    rivet::RunOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.threads = 1;
-    options.workers = 1;
-    options.quiet = true;
+    rivet::RunOptions options = local_options(1, 1);
     sockaddr_in addr{};
     options.on_bound = [&] {
         socklen_t len = sizeof addr;
