@@ -27,7 +27,9 @@ build: setup $(BUILD)/build.ninja
 
 # http://localhost:$(PORT) and https://localhost:$(TLS_PORT), the latter on a self-signed
 # certificate for localhost made at the first run into $(BUILD)/demo-tls (scripts/demo_cert.sh).
-run: build
+# Builds only the server it runs, not the tests and examples `make build` makes.
+run: setup $(BUILD)/build.ninja
+	@ninja -C $(BUILD) -j $(JOBS) rivet
 	@bash scripts/demo_cert.sh $(BUILD)/demo-tls $(TLS_PORT)
 	./$(BUILD)/rivet --port $(PORT) --root public --tls-port $(TLS_PORT) \
 	  --tls-cert $(BUILD)/demo-tls/cert.pem --tls-key $(BUILD)/demo-tls/key.pem

@@ -89,9 +89,13 @@ struct RunOptions {
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
     // configuration file and pass it to reconfigure().
     std::function<void()> on_reload{};
-    // run() calls this once the listening sockets are bound and the loops started, before it
-    // waits for signals (e.g. to drop root privileges); if it throws, run() stops the server
-    // and rethrows.
+    // start() calls this once every listening socket is bound and the log files are open, but
+    // before any loop accepts, and before the listening line: the moment to drop root
+    // privileges (ports below 1024 and root-owned log files need them; no request may be
+    // served with them). If it throws, start() closes the sockets and rethrows.
+    std::function<void()> on_bound{};
+    // run() calls this once the loops serve, before it waits for signals (e.g. to write a pid
+    // file); if it throws, run() stops the server and rethrows.
     std::function<void()> on_started{};
 
     // Handing over without closing the port (systemd socket activation, an in-place upgrade).

@@ -202,14 +202,20 @@ uint16_t App::start(const RunOptions& options) {
         loops.push_back(&impl_->server->loop(i));
     impl_->loops = std::make_unique<app::EventLoops>(std::move(loops), impl_->pool.get(),
                                                      options.retry_after_s);
-    try {
-        start_operations(options);
-    } catch (...) {
+    // Nothing is served yet: a failure here closes what was bound and opened.
+    auto discard = [this] {
         impl_->admin_server.reset();
         impl_->loops.reset();
         impl_->server.reset();
         impl_->ops.reset();
         impl_->pool.reset();
+    };
+    try {
+        start_operations(options);
+        // Bound and opened, not yet accepting: as nginx's workers, serve only once dropped.
+        if (options.on_bound) options.on_bound();
+    } catch (...) {
+        discard();
         throw;
     }
     // Pub/sub: each loop delivers to its own subscribers (app/websocket/topics.hpp).
@@ -223,6 +229,7 @@ uint16_t App::start(const RunOptions& options) {
         route->ops = impl_->ops.get();
     }
     impl_->loops->set_metrics(&impl_->ops->metrics());
+    if (impl_->admin_server) impl_->admin_server->start();
     impl_->server->start();
     if (!options.quiet) {
         // The host of an inherited socket is its own; a URL needs [::1].
@@ -263,9 +270,8 @@ void App::start_operations(const RunOptions& options) {
         admin.threads = 1;
         admin.listen_fds = options.admin_listen_fds;
         admin.limits.max_connections = 64;
-        impl_->admin_server =
+        impl_->admin_server =  // bound here, started by start() with the main listener
             std::make_unique<engine::Server>(admin, impl_->ops->admin_application());
-        impl_->admin_server->start();
     }
 }
 

@@ -156,9 +156,10 @@ int main(int argc, char** argv) {
                 {app.listening_fds(), app.admin_listening_fds(), app.tls_listening_fds()});
         };
         if (!cl.user.empty()) {
-            // Between binding (ports below 1024 need root) and waiting for signals. The loops
-            // and workers run already: glibc's setuid changes every thread's ids at once.
-            cl.run.on_started = [&user] {
+            // After binding (ports below 1024 need root) and opening the logs, before any loop
+            // accepts: no request is ever served as root. The workers run already: glibc's
+            // setuid changes every thread's ids at once.
+            cl.run.on_bound = [&user] {
                 if (auto e = rivet::server::drop_privileges(user); !e.empty())
                     throw std::runtime_error("--user " + user.name + ": " + e);
                 if (!user.already)
@@ -175,8 +176,7 @@ int main(int argc, char** argv) {
         }
         // Once serving, as who we serve as: the pid file, then the word to the process we
         // replace (its cue to drain).
-        cl.run.on_started = [drop = std::move(cl.run.on_started), &cl, ready_fd] {
-            if (drop) drop();
+        cl.run.on_started = [&cl, ready_fd] {
             if (!cl.pid_file.empty())
                 if (auto e = rivet::server::write_pid_file(cl.pid_file, getpid()); !e.empty())
                     throw std::runtime_error(e);

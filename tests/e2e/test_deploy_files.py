@@ -89,3 +89,17 @@ def test_kustomize_builds_the_manifests():
     assert p.returncode == 0, p.stderr
     kinds = {d["kind"] for d in yaml.safe_load_all(p.stdout)}
     assert kinds == {"ConfigMap", "Deployment", "Service", "PodDisruptionBudget"}
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_run_builds_only_the_server(tmp_path):
+    """`make run` builds the target it runs, not all of them (the unit tests took most of a
+    fresh clone's build; issue 26, item 20). `make -n` prints the commands without running them."""
+    p = subprocess.run(["make", "-n", "run", f"BUILD={tmp_path / 'build'}"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    ninja = [line.split() for line in p.stdout.splitlines() if line.startswith("ninja ")]
+    assert ninja, p.stdout
+    assert all(words[-1] == "rivet" for words in ninja), p.stdout
+    runs = [line for line in p.stdout.splitlines() if "/build/rivet " in line]
+    assert runs, p.stdout  # and what it builds is what it runs

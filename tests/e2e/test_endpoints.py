@@ -3,13 +3,14 @@ import email.utils
 import http.client
 import json
 import math
+import re
 import sys
 import time
 import urllib.parse
 
 import pytest
 
-from rivet_e2e import (HTTP_DATE_RE, PUBLIC, build_request, calc_result, fib, fib_mod,
+from rivet_e2e import (HTTP_DATE_RE, PUBLIC, REPO, build_request, calc_result, fib, fib_mod,
                        work_result)
 
 if hasattr(sys, "set_int_max_str_digits"):
@@ -413,3 +414,29 @@ def test_request_builder_sanity():
     # The helper the other tests lean on frames requests as expected.
     assert build_request("POST", "/x", body=b"ab") == (
         b"POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nab")
+
+
+# ---- the demo page and the README list every endpoint ----
+
+def demo_routes(server) -> set:
+    """(method, path) of every route of the demo server: /metrics has a series for each from the
+    start. Patterns (the static files' "/*path") are left out."""
+    r = server.get("/metrics")
+    assert r.status == 200, r
+    found = re.findall(r'^rivet_http_requests_total\{method="([A-Z]+)",route="(/[^"*:]*)"',
+                       r.text, re.M)
+    return set(found)
+
+
+def test_the_demo_page_and_the_readme_list_every_endpoint(server):
+    """A route added to the demo server must be added to public/index.html and to README.md's
+    endpoint table (issue 26, item 20: /wait, /cpu, /metrics ... were missing from the page)."""
+    routes = demo_routes(server)
+    assert {("GET", "/hello"), ("POST", "/upload"), ("GET", "/metrics")} <= routes, routes
+    page = (PUBLIC / "index.html").read_text()
+    readme = (REPO / "README.md").read_text()
+    table = "\n".join(line for line in readme.splitlines() if line.startswith("| `"))
+    for method, path in sorted(routes):
+        named = re.compile(rf"{method} {re.escape(path)}(?![\w/.-])")
+        assert named.search(page), f"public/index.html does not list {method} {path}"
+        assert named.search(table), f"README.md's endpoint table does not list {method} {path}"

@@ -2,9 +2,10 @@
 mixed run is logged, none is lost at SIGTERM, and rename + SIGHUP rotates the files."""
 import json
 import os
+import re
 import signal
 
-from ops_e2e import COMBINED_RE, COMMON_RE, get, log_lines, statuses, wait_for
+from ops_e2e import COMBINED_RE, COMMON_RE, get, log_lines, statuses, wait_for, write_config
 from rivet_e2e import build_request, exchange
 from tls_e2e import curl
 
@@ -173,3 +174,44 @@ def test_http2_requests_say_http_2_0(rivet, tmp_path):
             requests = [m["request"] for m in combined(lines)]
         assert sorted(requests) == ["GET /hello HTTP/1.1", "GET /hello HTTP/2.0",
                                     "GET /work?n=10 HTTP/2.0"], lines
+
+
+def test_a_full_disk_counts_lost_lines_and_says_when_writing_resumes(rivet, tmp_path):
+    """/dev/full as the access log (every write fails with ENOSPC): rivet_access_log_dropped_total
+    counts each lost line, the error log says so once per outage, and once when a reload points
+    the log at a file that takes the lines (issue 26, item 12)."""
+    errors = tmp_path / "error.log"
+    log = tmp_path / "access.log"
+    cfg = write_config(tmp_path / "rivet.json", {"logging": {
+        "access_log": "/dev/full", "error_log": str(errors), "flush_interval_ms": 10}})
+    srv = rivet(args=("--threads", "2", "--workers", "1", "--config", cfg))
+
+    def dropped():
+        r = srv.get("/metrics")  # a line of its own, lost too
+        assert r.status == 200, r
+        m = re.search(r"^rivet_access_log_dropped_total (\d+)$", r.text, re.M)
+        assert m, r.text
+        return int(m[1])
+
+    with srv.connect() as c:
+        assert statuses(c, [get("/hello")] * 5) == [200] * 5
+    wait_for(lambda: dropped() >= 5, timeout=10, what="5 lost lines counted")
+    before = dropped()
+    with srv.connect() as c:
+        assert statuses(c, [get("/hello")] * 7) == [200] * 7
+    wait_for(lambda: dropped() >= before + 7, timeout=10, what="7 more lost lines counted")
+    failing = "[error] access log: cannot write to /dev/full: No space left on device"
+    assert errors.read_text().count(failing) == 1, errors.read_text()
+
+    write_config(cfg, {"logging": {"access_log": str(log), "error_log": str(errors),
+                                   "flush_interval_ms": 10}})
+    srv.send_signal(signal.SIGHUP)
+    wait_for(lambda: "[info] reload: configuration" in errors.read_text(), what="the reload")
+    lost = dropped()
+    assert srv.get("/hello").status == 200
+    wait_for(lambda: "access log: writing to " + str(log) + " again;" in errors.read_text(),
+             timeout=10, what="the resumed line")
+    wait_for(lambda: any("GET /hello " in line for line in log_lines(log)), what="a line")
+    assert dropped() == lost  # nothing lost once the file takes the lines
+    assert errors.read_text().count(failing) == 1
+    srv.stop()

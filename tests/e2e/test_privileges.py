@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from ops_e2e import free_port
 from rivet_e2e import BIN, SLOW
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="privilege tests need root")
@@ -126,39 +127,73 @@ def ids(pid):
     return fields
 
 
-def wait_for_drop(srv, user: str) -> None:
-    """The drop comes after the listening line (App::run's on_started, with the loops running):
-    its log line says it is done."""
-    deadline = time.monotonic() + 10 * SLOW
-    while f"running as user {user}" not in srv.stderr():
-        assert time.monotonic() < deadline, f"no drop to {user}: {srv.stderr()[-2000:]}"
-        time.sleep(0.02)
-
-
 @as_root
 def test_user_nobody_serves_as_nobody(rivet):
+    """The drop comes before the listening line: every thread is nobody once it is printed."""
     nobody = pwd.getpwnam("nobody")
     srv = rivet(("--threads", "2", "--workers", "2", "--user", "nobody"))
-    wait_for_drop(srv, "nobody")
-    r = srv.get("/hello")
-    assert r.status == 200, r
     assert ids(srv.proc.pid) == {"Uid": [nobody.pw_uid] * 4, "Gid": [nobody.pw_gid] * 4}
     # Every thread, not only the main one (glibc's setuid applies to all).
     for tid in os.listdir(f"/proc/{srv.proc.pid}/task"):
         assert ids(f"{srv.proc.pid}/task/{tid}")["Uid"] == [nobody.pw_uid] * 4, tid
+    assert srv.get("/hello").status == 200
     assert "running as user nobody" in srv.stderr()
     assert "running as root" not in srv.stderr()
 
 
+def first_answer(port: int, target: str, proc) -> bytes:
+    """The answer to a request sent the moment the port takes connections, before the listening
+    line: connection-refused (not bound yet) and a reset (rivet's port probe, closed at once) are
+    retried until a deadline; the first request a loop can accept is this one."""
+    request = f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+    deadline = time.monotonic() + 15 * SLOW
+    while True:
+        assert proc.poll() is None, "rivet exited"
+        assert time.monotonic() < deadline, "the port never answered"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10 * SLOW) as c:
+                c.sendall(request)
+                answer = b""
+                while chunk := c.recv(65536):
+                    answer += chunk
+            if answer:
+                return answer
+        except (ConnectionRefusedError, ConnectionResetError, BrokenPipeError):
+            time.sleep(0)  # let the server run: it is binding
+
+
 @as_root
-def test_user_from_the_configuration_file(rivet, tmp_path):
-    nobody = pwd.getpwnam("nobody")
-    cfg = tmp_path / "rivet.json"
-    cfg.write_text('{"server": {"user": "nobody"}}')
-    srv = rivet(("--threads", "1", "--workers", "1", "--config", str(cfg)))
-    wait_for_drop(srv, "nobody")  # serving starts before the drop: the ids change after
-    assert srv.get("/hello").status == 200
-    assert ids(srv.proc.pid)["Uid"] == [nobody.pw_uid] * 4
+@pytest.mark.parametrize("how", ["--user", "server.user"])
+def test_the_first_request_is_served_unprivileged(tmp_path, how):
+    """A file only root may read: the very first request, sent before the listening line, gets
+    403, not the file: no loop serves before the drop (issue 26, item 16)."""
+    root = tmp_path / "www"
+    root.mkdir()
+    secret = root / "secret.txt"
+    secret.write_text("root only")
+    secret.chmod(0o600)
+    port = free_port()
+    args = [str(BIN), "--port", str(port), "--bind", "127.0.0.1", "--root", str(root),
+            "--threads", "2", "--workers", "1", "--drain-grace", "0"]
+    if how == "--user":
+        args += ["--user", "nobody"]
+    else:
+        cfg = tmp_path / "rivet.json"
+        cfg.write_text('{"server": {"user": "nobody"}}')
+        args += ["--config", str(cfg)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        answer = first_answer(port, "/secret.txt", proc)
+        assert answer.startswith(b"HTTP/1.1 403"), answer[:200]
+        line = proc.stdout.readline()
+        assert "listening" in line, line
+        assert ids(proc.pid)["Uid"] == [pwd.getpwnam("nobody").pw_uid] * 4
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=15 * SLOW) == 0
+    stderr = proc.stderr.read()
+    assert "running as user nobody" in stderr, stderr
 
 
 def test_unknown_user_is_2():

@@ -1,5 +1,6 @@
 #include "app/operations/access_log.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -77,9 +78,16 @@ void AccessLog::write_out() {
         spares_[i].clear();
         if (spares_[i].capacity() > kWakeBytes * 4) std::string().swap(spares_[i]);
     }
-    if (!batch_.empty() && !sink_.write(batch_)) {
-        static std::atomic<bool> reported{false};
-        if (!reported.exchange(true)) log_error("access log: write failed; lines are lost");
+    if (!batch_.empty()) {
+        const uint64_t dropped_before = dropped_.load(std::memory_order_relaxed);
+        const SinkWrite w = sink_.write(batch_);
+        if (w.error != 0) {  // every line not wholly written is lost, a cut one too
+            const auto unwritten = std::string_view(batch_).substr(w.written);
+            dropped_.fetch_add(uint64_t(std::count(unwritten.begin(), unwritten.end(), '\n')),
+                               std::memory_order_relaxed);
+        }
+        const std::string note = outage_.after_write(sink_.target(), w.error, dropped_before);
+        if (!note.empty()) (w.error ? log_error : log_info)("access log: " + note);
     }
     if (batch_.capacity() > kWakeBytes * 4) std::string().swap(batch_);
 }

@@ -4,7 +4,8 @@
 // with the writer thread, a few times a second); one more shard serves the worker pool. A
 // writer thread moves the shards' bytes to the file at least every flush interval, and at
 // stop(), so a clean shutdown loses no line. Should the disk fall far behind, a shard stops
-// growing at kMaxShardBytes and counts the lines it drops instead.
+// growing at kMaxShardBytes and counts the lines it drops instead; lines a write fails on (a
+// full disk) are counted too, and the error log says when the failing starts and ends.
 #pragma once
 
 #include <atomic>
@@ -44,6 +45,7 @@ public:
     void flush();  // everything written so far reaches the file before this returns
     void stop();   // flushes and ends the writer thread; idempotent
 
+    // Lines lost: a shard past kMaxShardBytes, or a failed write.
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
 private:
@@ -66,6 +68,7 @@ private:
     std::atomic<LogFormat> format_{LogFormat::Combined};
     std::atomic<unsigned> flush_ms_{500};
     std::atomic<uint64_t> dropped_{0};
+    WriteOutage outage_;  // the writer's (under flush_mutex_)
 
     std::mutex flush_mutex_;  // one write_out at a time (writer thread or flush())
     std::mutex wake_mutex_;

@@ -48,18 +48,35 @@ std::string LogSink::reopen() {
     return open(target);
 }
 
-bool LogSink::write(std::string_view bytes) {
+SinkWrite LogSink::write(std::string_view bytes) {
+    SinkWrite result;
     std::lock_guard lock(mutex_);
-    if (fd_ < 0) return true;
-    while (!bytes.empty()) {
-        ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (fd_ < 0) return {bytes.size(), 0};  // "off": nothing is asked to be kept
+    while (result.written < bytes.size()) {
+        ssize_t n = ::write(fd_, bytes.data() + result.written, bytes.size() - result.written);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return false;
+            result.error = errno;
+            return result;
         }
-        bytes.remove_prefix(size_t(n));
+        result.written += size_t(n);
     }
-    return true;
+    return result;
+}
+
+std::string WriteOutage::after_write(const std::string& target, int error, uint64_t dropped) {
+    if (error != 0 && state_ == State::Writing) {
+        state_ = State::Failing;
+        dropped_before_ = dropped;
+        return "cannot write to " + target + ": " + std::strerror(error) +
+               "; lines are lost until writing resumes";
+    }
+    if (error == 0 && state_ == State::Failing) {
+        state_ = State::Writing;
+        return "writing to " + target + " again; " + std::to_string(dropped - dropped_before_) +
+               " lines were lost";
+    }
+    return {};
 }
 
 }  // namespace rivet::app

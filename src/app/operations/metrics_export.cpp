@@ -295,7 +295,9 @@ std::string prometheus_text(const Snapshot& s) {
         sample(out, "rivet_file_cache_misses_total", s.serving.cache_misses);
     }
 
-    line(out, "# HELP rivet_access_log_dropped_total Access log lines lost: the disk fell behind.");
+    line(out,
+         "# HELP rivet_access_log_dropped_total Access log lines lost: the disk fell behind "
+         "or a write failed.");
     line(out, "# TYPE rivet_access_log_dropped_total counter");
     sample(out, "rivet_access_log_dropped_total", s.access_log_dropped);
 

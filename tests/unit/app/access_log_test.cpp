@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "app/operations/access_log_format.hpp"
+#include "app/operations/error_log.hpp"
 
 using namespace rivet::app;
 
@@ -106,6 +108,69 @@ TEST(AccessLog, ShardsReachTheFileAtFlushAndStop) {
         EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1010);
     }
     unlink(path);
+}
+
+// A full disk (/dev/full: every write fails with ENOSPC) loses lines: each one is counted, the
+// error log says so once when it starts, and once when writing resumes (issue 26, item 12).
+TEST(AccessLog, AFullDiskCountsEveryLostLineAndSaysWhenWritingResumes) {
+    char errors[] = "/tmp/rivet_errors_XXXXXX";
+    char good[] = "/tmp/rivet_access_XXXXXX";
+    for (char* path : {errors, good}) {
+        int fd = mkstemp(path);
+        ASSERT_GE(fd, 0);
+        close(fd);
+    }
+    ASSERT_EQ(ErrorLog::instance().open(errors), "");
+    {
+        AccessLog log(2);
+        rivet::LogOptions o;
+        o.access_log = "/dev/full";
+        ASSERT_EQ(log.configure(o), "");
+        for (int batch = 1; batch <= 3; ++batch) {  // three failed writes, one outage
+            for (int i = 0; i < 5; ++i) log.write(unsigned(i % 2), sample(), IpAddress());
+            log.flush();
+            EXPECT_EQ(log.dropped(), uint64_t(5 * batch));
+        }
+        o.access_log = good;  // the operator points it elsewhere (or frees the disk)
+        ASSERT_EQ(log.configure(o), "");
+        log.write(0, sample(), IpAddress());
+        log.flush();
+        EXPECT_EQ(log.dropped(), 15u);
+        std::string text = slurp(good);
+        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+        o.access_log = "/dev/full";  // a second outage is reported again
+        ASSERT_EQ(log.configure(o), "");
+        log.write(0, sample(), IpAddress());
+        log.flush();
+        EXPECT_EQ(log.dropped(), 16u);
+    }
+    ErrorLog::instance().open("stderr");
+    std::string said = slurp(errors);
+    const std::string failing = "access log: cannot write to /dev/full: No space left on device";
+    size_t first = said.find(failing);
+    ASSERT_NE(first, std::string::npos) << said;
+    size_t resumed =
+        said.find("access log: writing to " + std::string(good) + " again; 15 lines were lost");
+    ASSERT_NE(resumed, std::string::npos) << said;
+    EXPECT_LT(first, resumed);
+    // Once per outage: not again in the first one, again in the second.
+    size_t second = said.find(failing, first + 1);
+    EXPECT_GT(second, resumed) << said;
+    EXPECT_NE(second, std::string::npos) << said;
+    unlink(errors);
+    unlink(good);
+}
+
+TEST(WriteOutage, OneLineWhenWritesStartFailingAndOneWhenTheyResume) {
+    WriteOutage outage;
+    EXPECT_EQ(outage.after_write("x.log", 0, 0), "");
+    EXPECT_EQ(outage.after_write("x.log", ENOSPC, 3),
+              "cannot write to x.log: No space left on device; lines are lost until writing "
+              "resumes");
+    EXPECT_EQ(outage.after_write("x.log", ENOSPC, 7), "");
+    EXPECT_EQ(outage.after_write("x.log", EIO, 9), "");
+    EXPECT_EQ(outage.after_write("x.log", 0, 9), "writing to x.log again; 6 lines were lost");
+    EXPECT_EQ(outage.after_write("x.log", 0, 9), "");
 }
 
 namespace {

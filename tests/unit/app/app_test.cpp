@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,15 +21,21 @@ namespace {
 
 using rivet::test::exchange;
 
+// An ephemeral port of 127.0.0.1, no listening line.
+rivet::RunOptions local_options(unsigned threads, unsigned workers) {
+    rivet::RunOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.threads = threads;
+    options.workers = workers;
+    options.quiet = true;
+    return options;
+}
+
 class AppTest : public ::testing::Test {
 protected:
     void start(unsigned threads = 2, bool metrics = false) {
-        rivet::RunOptions options;
-        options.host = "127.0.0.1";
-        options.port = 0;
-        options.threads = threads;
-        options.workers = 2;
-        options.quiet = true;
+        rivet::RunOptions options = local_options(threads, 2);
         options.ops.admin.metrics = metrics;
         port_ = app_.start(options);
     }
@@ -245,6 +252,62 @@ TEST(App, BadPatternsAreRefused) {
                  std::invalid_argument);
     app.get("/a", [](rivet::Request&, rivet::Response&) {});
     EXPECT_THROW(app.get("/a", [](rivet::Request&, rivet::Response&) {}), std::invalid_argument);
+}
+
+// RunOptions::on_bound (where rivet --user drops root) comes after binding and before any loop
+// serves: a request that reaches the port meanwhile waits in the backlog and is answered after
+// it (issue 26, item 16: the drop came with the loops already serving).
+TEST(App, OnBoundComesBeforeAnyLoopServes) {
+    rivet::App app;
+    std::atomic<bool> bound_returned{false};
+    std::atomic<bool> served_after_bound{false};
+    app.get("/first", [&](rivet::Request&, rivet::Response& res) {
+        served_after_bound = bound_returned.load();
+        res.text("first");
+    });
+    rivet::RunOptions options = local_options(2, 1);
+    int client = -1;
+    options.on_bound = [&] {
+        sockaddr_in addr{};
+        socklen_t len = sizeof addr;
+        ASSERT_EQ(getsockname(app.listening_fds().at(0), reinterpret_cast<sockaddr*>(&addr), &len),
+                  0);
+        client = socket(AF_INET, SOCK_STREAM, 0);
+        ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), len), 0);  // the backlog
+        const std::string request = "GET /first HTTP/1.1\r\nHost: x\r\n\r\n";
+        ASSERT_EQ(send(client, request.data(), request.size(), 0), ssize_t(request.size()));
+        pollfd answer{client, POLLIN, 0};
+        EXPECT_EQ(poll(&answer, 1, 100), 0) << "answered before on_bound returned";
+        bound_returned = true;
+    };
+    app.start(options);
+    ASSERT_GE(client, 0);
+    timeval patience{30, 0};
+    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    char buf[512];
+    const ssize_t n = recv(client, buf, sizeof buf, 0);
+    close(client);
+    app.stop();
+    ASSERT_GT(n, 0);
+    EXPECT_TRUE(std::string(buf, size_t(n)).starts_with("HTTP/1.1 200 OK\r\n"));
+    EXPECT_TRUE(served_after_bound);
+}
+
+// An on_bound that throws (a user that cannot be become) stops the start: the port is let go.
+TEST(App, AThrowingOnBoundClosesThePort) {
+    rivet::App app;
+    app.get("/x", [](rivet::Request&, rivet::Response& res) { res.text("x"); });
+    rivet::RunOptions options = local_options(1, 1);
+    sockaddr_in addr{};
+    options.on_bound = [&] {
+        socklen_t len = sizeof addr;
+        getsockname(app.listening_fds().at(0), reinterpret_cast<sockaddr*>(&addr), &len);
+        throw std::runtime_error("no such user");
+    };
+    EXPECT_THROW(app.start(options), std::runtime_error);
+    const int client = socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_NE(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    close(client);
 }
 
 }  // namespace
