@@ -72,5 +72,5 @@ struct Empty {};
 // The count the conversion's compile-time checks rely on.
 static_assert(rivet::core::field_count<Three> == 3);
 static_assert(rivet::core::field_count<Empty> == 0);
-static_assert(rivet::core::field_count<rivet::Limits> == 9);
+static_assert(rivet::core::field_count<rivet::Limits> == 10);
 static_assert(rivet::core::field_count<rivet::Timeouts> == 8);
