@@ -21,15 +21,21 @@ struct Limits {
     size_t output_high_water = 1 << 20;  // unsent bytes on one connection past which reading pauses
 
     // The whole server: bytes held for buffered request bodies that are still arriving, over all
-    // connections. Past it, such connections stop being read until bytes are freed (nothing is
-    // refused); a body alone is always read, whatever its size.
+    // connections. Past it, such connections stop being read until bytes are freed; one that
+    // waits longer than the body timeout gets 503 with Retry-After. A body alone is always
+    // read, whatever its size.
     uint64_t max_buffered_bodies = 256 * 1024 * 1024;
+    // The slowest a request body may arrive while the server wants it, in bytes a second,
+    // judged over each body timeout (Timeouts::body_ms) from the body's start: a window that
+    // brings less is answered 408 and the connection closes. 0: no minimum.
+    uint64_t min_body_rate = 500;
 };
 
-// In milliseconds. A timeout that runs out closes the connection without an answer, as nginx does.
+// In milliseconds. A timeout that runs out closes the connection without an answer, as nginx does,
+// but for a request whose body stops arriving: that one is answered 408 first.
 struct Timeouts {
     uint64_t header_ms = 10'000;  // the whole request head, from its first byte (slowloris)
-    uint64_t body_ms = 60'000;    // between two reads of a request body
+    uint64_t body_ms = 60'000;    // between two reads of a request body (or waiting for the budget)
     uint64_t idle_ms = 60'000;    // a keep-alive connection waiting for its next request
     uint64_t write_ms = 60'000;   // between two writes that moved bytes (a client that never reads)
     uint64_t linger_ms = 2'000;   // reading what a client still sends after our close

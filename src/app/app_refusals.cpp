@@ -38,6 +38,7 @@ void App::Impl::answer_protocol_error(const engine::ProtocolError& refused,
     } catch (...) {  // e.g. a status Response refuses: the engine's plain text answers instead
         return;
     }
+    if (refused.retry_after_s) res.header("Retry-After", std::to_string(refused.retry_after_s));
     finish_middleware(call, refused.loop, /*all=*/true);
     reply.respond(app::view_of(res));
 }

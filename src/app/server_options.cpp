@@ -23,7 +23,8 @@ namespace rivet::app {
     FIELD(max_requests_per_connection)   \
     FIELD(max_pipelined)                 \
     FIELD(output_high_water)             \
-    FIELD(max_buffered_bodies)
+    FIELD(max_buffered_bodies)           \
+    FIELD(min_body_rate)
 #define RIVET_TIMEOUTS_FIELDS(FIELD) \
     FIELD(header_ms)                 \
     FIELD(body_ms)                   \

@@ -2,10 +2,13 @@
 //
 // A buffered body that does not arrive with its head reserves what it may grow to (its
 // Content-Length, or its limit when chunked) before it is read; over the budget its connection
-// stops reading (Connection::Phase::BodyWait) until bytes are given back, and nothing is lost or
-// refused. A reservation is all or nothing and an admitted body never waits again, so admitted
-// bodies always finish; and a body alone (nothing held at all) is always admitted, so one body
-// whose limit exceeds the budget still goes. Loops with waiting bodies are woken by give_back().
+// stops reading (Connection::Phase::BodyWait) until bytes are given back, or until the body
+// timeout runs out: then it is refused with 503 and Retry-After (kBudgetRetryAfterS), so that
+// slow bodies holding the budget cannot hold every other upload for ever. A reservation is all
+// or nothing and an admitted body never waits again, so admitted bodies always finish (or are
+// cut by the body timeout and minimum rate, BodyPace); and a body alone (nothing held at all) is
+// always admitted, so one body whose limit exceeds the budget still goes. Loops with waiting bodies
+// are woken by give_back().
 #pragma once
 
 #include <atomic>
@@ -15,6 +18,9 @@
 #include <vector>
 
 namespace rivet::engine {
+
+// The Retry-After of that 503, in seconds.
+inline constexpr unsigned kBudgetRetryAfterS = 1;
 
 class BodyBudget {
 public:

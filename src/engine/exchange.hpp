@@ -176,6 +176,7 @@ struct ProtocolError {
     const http::RequestHead* head = nullptr;  // the parsed head, or null (an error in the head)
     unsigned loop = 0;
     PeerIp peer;
+    unsigned retry_after_s = 0;  // a 503: the answer says when to try again (0: it does not)
 };
 
 // Where the answer to a ProtocolError goes: respond() at most once, during

@@ -29,6 +29,7 @@ struct Limits {
     size_t max_pipelined = 64;
     size_t output_high_water = 1 << 20;
     uint64_t max_buffered_bodies = 256 * 1024 * 1024;  // all loops together (BodyBudget)
+    uint64_t min_body_rate = 500;  // bytes a second, over each body timeout (BodyPace); 0: none
 };
 
 struct Timeouts {  // milliseconds

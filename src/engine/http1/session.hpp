@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/body_budget.hpp"
+#include "engine/body_pace.hpp"
 #include "engine/body_reader.hpp"
 #include "engine/body_source.hpp"
 #include "engine/connection.hpp"
@@ -127,6 +128,7 @@ private:
         uint64_t wanted = 0;           // what the body may grow to: its share of the BodyBudget
         BodyBudget* budget = nullptr;  // set once `wanted` is reserved there
         bool continue_owed = false;    // 100 Continue waits for earlier answers to leave
+        uint64_t wait_since_ms = 0;    // BodyWait: since when (bounded by the body timeout)
     };
 
     // Output not yet taken by the socket: the plaintext, or what the transport holds of it.
@@ -149,7 +151,10 @@ private:
     // Refuses a request: the application shapes the answer, the connection closes after it.
     // `slot`: the streamed request's deferred answer that the refusal takes the place of.
     void fail(int status, const char* reason, const http::RequestHead* head = nullptr,
-              uint64_t slot = 0);
+              uint64_t slot = 0, unsigned retry_after_s = 0);
+    // The body in progress (Body, BodyWait, Stream) is refused before it ended: the body
+    // timeout or the minimum rate ran out (408), or its wait for the budget did (503).
+    void refuse_body(int status, const char* reason, unsigned retry_after_s = 0);
     void serve_buffered();
     bool begins_http2(std::string_view input);
 
@@ -206,6 +211,10 @@ private:
     void drop_input();
     void update_interest();
     void arm_timer();
+    void arm_body_timer(uint64_t now);  // Body, or Stream with the handler asking
+    void schedule_body_check(uint64_t now);
+    bool body_timed() const;  // the timer that runs is the body's (arm_timer)
+    void body_timer_ran(uint64_t now);
 
     Connection& conn_;
     IoThread& owner_;
@@ -221,7 +230,9 @@ private:
     Phase after_upload_ = Phase::Head;
     std::unique_ptr<Pending> pending_;
 
-    uint64_t head_started_ms_ = 0;  // when the first byte of the current request head arrived
+    uint64_t head_started_ms_ = 0;   // when the first byte of the current request head arrived
+    uint64_t body_deadline_ms_ = 0;  // Body, Stream: the body timeout since the last read runs out
+    BodyPace pace_;                  // Body, Stream: the body's minimum rate
     uint32_t served_ = 0;
     uint8_t body_pieces_this_flush_ = 0;
     // Facts about the socket, whatever the phase.

@@ -154,20 +154,23 @@ bool Http1Session::write_out(const ReplyView& reply, http::Framing framing) {
 }
 
 void Http1Session::fail(int status, const char* reason, const http::RequestHead* head,
-                        uint64_t slot) {
+                        uint64_t slot, unsigned retry_after_s) {
     auto& app = owner_.app();
     const PeerIp peer = conn_.peer_ip();
     app.on_protocol_error(owner_.index(), peer, status);
     ErrorReply reply(*this, slot);
     try {
-        app.answer_protocol_error({status, reason, head, owner_.index(), peer}, reply);
+        app.answer_protocol_error({status, reason, head, owner_.index(), peer, retry_after_s},
+                                  reply);
     } catch (...) {
         // the engine's own answer below
     }
     if (reply.answered()) return;
     std::string body = std::to_string(status) + " " + std::string(http::status_reason(status)) +
                        ": " + reason + "\n";
-    answer(nullptr, {Answer::Kind::Refusal, nullptr, status, body, {}, slot});
+    const std::string fields =
+        retry_after_s ? "Retry-After: " + std::to_string(retry_after_s) + "\r\n" : std::string();
+    answer(nullptr, {Answer::Kind::Refusal, nullptr, status, body, fields, slot});
 }
 
 void ErrorReply::respond(const ReplyView& reply) {
@@ -190,14 +193,15 @@ void Http1Session::refuse_in_order(const Answer& a) {
             if (a.reply)
                 s.reply = Reply::copy_of(*a.reply);
             else
-                http::write_simple_response(s.bytes, a.status, a.body, framing,
-                                            owner_.date_block());
+                http::write_simple_response(s.bytes, a.status, a.body, framing, owner_.date_block(),
+                                            a.extra_fields);
             end_reading();
             release_ready_slots();
             return;
         }
     }
-    enqueue({a.reply ? Answer::Kind::Reply : Answer::Kind::Simple, a.reply, a.status, a.body},
+    enqueue({a.reply ? Answer::Kind::Reply : Answer::Kind::Simple, a.reply, a.status, a.body,
+             a.extra_fields},
             framing);
 }
 

@@ -158,13 +158,25 @@ void Http1Session::arm_timer() {
         uint64_t deadline = conn_.transport().write_progress_ms + cfg.write_ms;
         return conn_.schedule(deadline > now ? deadline - now : 0);
     }
-    // Waiting for the body budget is the server's doing, and a streamed body not asked for is
-    // the handler's: the client is timed only while its body is wanted.
-    if (phase_ == Phase::BodyWait) return conn_.cancel_timer();
-    if (phase_ == Phase::Stream)
-        return upload_->waiting ? conn_.schedule(cfg.body_ms) : conn_.cancel_timer();
+    // Waiting for the body budget is the server's doing, but not for ever: past the body
+    // timeout the request is refused (503, on_timeout), so slow bodies that hold the budget
+    // cannot hold every other upload with it.
+    if (phase_ == Phase::BodyWait) {
+        const uint64_t deadline = body_->wait_since_ms + cfg.body_ms;
+        return conn_.schedule(deadline > now ? deadline - now : 0);
+    }
+    // A streamed body not asked for is the handler's doing: the client is timed, and its pace
+    // judged, only while its body is wanted.
+    if (phase_ == Phase::Stream) {
+        if (!upload_->waiting) {
+            pace_.pause(now);
+            return conn_.cancel_timer();
+        }
+        pace_.resume(now);
+        return arm_body_timer(now);
+    }
     if (owes()) return conn_.cancel_timer();
-    if (phase_ == Phase::Body) return conn_.schedule(cfg.body_ms);
+    if (phase_ == Phase::Body) return arm_body_timer(now);
     if (in_.empty() && served_ > 0) return conn_.schedule(cfg.idle_ms);  // may rest
     // A fresh connection owes us a request head. The head's clock does not restart with each
     // byte, or a slow sender could hold us forever.
@@ -172,9 +184,66 @@ void Http1Session::arm_timer() {
     conn_.schedule(deadline > now ? deadline - now : 0);
 }
 
+// The body timeout counts from the last read (arm_timer runs after each); the pace's window may
+// end before it.
+void Http1Session::arm_body_timer(uint64_t now) {
+    body_deadline_ms_ = now + owner_.config().timeouts.body_ms;
+    schedule_body_check(now);
+}
+
+void Http1Session::schedule_body_check(uint64_t now) {
+    const auto& cfg = owner_.config();
+    const uint64_t at = std::min(
+        body_deadline_ms_, pace_.window_end_ms(cfg.limits.min_body_rate, cfg.timeouts.body_ms));
+    conn_.schedule(at > now ? at - now : 0);
+}
+
+// Whether the timer arm_timer() set is the body's (the order there decides).
+bool Http1Session::body_timed() const {
+    if (phase_ == Phase::Lingering || unsent() || (sending_body() && !stream_waiting()))
+        return false;
+    if (phase_ == Phase::BodyWait) return true;
+    if (phase_ == Phase::Stream) return bool(upload_->waiting);
+    return phase_ == Phase::Body && !owes();
+}
+
 void Http1Session::on_timeout() {
-    // Header, body, idle, write or linger time is up: close quietly, as nginx does.
-    close_now();
+    // Header, idle, write or linger time is up: close quietly, as nginx does. A request whose
+    // body stops is answered first (408; 503 when the server's budget kept it waiting), as the
+    // client is still there and waits for one.
+    if (!body_timed()) return close_now();
+    if (phase_ == Phase::BodyWait)
+        return refuse_body(503, "the server is receiving too many request bodies; try again",
+                           kBudgetRetryAfterS);
+    // A loop that ran late may find bytes the client sent in time: they are read first.
+    if ((phase_ == Phase::Body || in_.empty()) && conn_.transport().unread_in_socket() > 0)
+        return on_readable();
+    body_timer_ran(owner_.loop().now_ms());
+}
+
+void Http1Session::body_timer_ran(uint64_t now) {
+    const auto& cfg = owner_.config();
+    const bool in_time = now < body_deadline_ms_;
+    if (in_time && pace_.judge(now, cfg.limits.min_body_rate, cfg.timeouts.body_ms))
+        return schedule_body_check(now);
+    refuse_body(408, in_time ? "the request body arrived slower than the minimum rate"
+                             : "the request body stopped arriving");
+}
+
+void Http1Session::refuse_body(int status, const char* reason, unsigned retry_after_s) {
+    discarded_input_ = true;  // the rest of the body is not read: the close lingers
+    if (phase_ == Phase::Stream) {
+        std::shared_ptr<BodyStream> stream = upload_;
+        stream->fail(status, reason);
+        fail_upload();  // in place of the handler's answer, which is still owed
+        if (stream->waiting) stream->deliver_later();
+    } else {
+        // The head leaves body_ first: the refusal ends reading, which drops body_.
+        std::unique_ptr<BodyInProgress> refused = std::move(body_);
+        phase_ = Phase::Head;
+        fail(status, reason, &refused->head, 0, retry_after_s);
+    }
+    flush();
 }
 
 void Http1Session::begin_close() {

@@ -112,6 +112,7 @@ void Http1Session::on_readable() {
     }
     if (phase_ == Phase::Closed) return;
     if (n == 0) return on_peer_eof();
+    pace_.add(uint64_t(n));  // counts only while a body is judged (Body, Stream)
 
     const size_t total = have + size_t(n);
     const size_t used = serve_input(buf, total);
@@ -212,10 +213,13 @@ void Http1Session::begin_body(const http::RequestHead& head, size_t head_bytes, 
     body_ = std::make_unique<BodyInProgress>(head, head_bytes, std::move(reader));
     body_->wanted =
         head.framing == http::BodyFraming::ContentLength ? head.content_length : plan.limit;
+    const uint64_t now = owner_.loop().now_ms();
     if (reserve_body()) {
         phase_ = Phase::Body;
+        pace_.start(now);
     } else {
         phase_ = Phase::BodyWait;  // no 100 Continue yet: the client may as well wait
+        body_->wait_since_ms = now;
         owner_.wait_for_budget(conn_);
     }
     if (!head.expect_continue) return;
@@ -236,6 +240,7 @@ bool Http1Session::admit_waiting_body() {
     if (phase_ != Phase::BodyWait) return true;  // closed, or no longer waiting
     if (!reserve_body()) return false;
     phase_ = Phase::Body;
+    pace_.start(owner_.loop().now_ms());  // the wait was the server's: the pace starts now
     flush();  // after_flush: the owed 100 Continue, reading, the body timer
     return true;
 }

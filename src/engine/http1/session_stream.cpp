@@ -14,6 +14,8 @@ void Http1Session::start_upload(const http::RequestHead& head, std::string_view 
         upload_ = stream;
         phase_ = Phase::Stream;
         after_upload_ = Phase::Head;
+        pace_.start(owner_.loop().now_ms());
+        pace_.pause(owner_.loop().now_ms());  // until the handler asks (arm_timer)
         // Sent when the handler first asks for a piece: one that answers at once never needs
         // the body, and the client then need not send it.
         stream->continue_owed = head.expect_continue;

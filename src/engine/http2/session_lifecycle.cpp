@@ -100,10 +100,11 @@ void Http2Session::check_streams(uint64_t now) {
         if (s->input() == Http2Stream::Input::Headers)
             stalled = quiet >= t.header_ms;
         else if (s->input() != Http2Stream::Input::Complete &&
-                 s->output() != Http2Stream::Output::Sending)
+                 s->output() != Http2Stream::Output::Sending) {
             stalled = quiet >= t.body_ms;
-        else if (s->output() == Http2Stream::Output::Sending && !s->body_waiting_for_producer() &&
-                 quiet >= t.write_ms) {
+            if (s->refuses_body(now, stalled)) continue;  // answered, reset once it has left
+        } else if (s->output() == Http2Stream::Output::Sending && !s->body_waiting_for_producer() &&
+                   quiet >= t.write_ms) {
             // Held back by the client's window (a socket that does not drain is the
             // connection's write timeout, above; a stream behind others is not stalled).
             stalled = nghttp2_session_get_stream_remote_window_size(ng_, s->id()) <= 0 ||

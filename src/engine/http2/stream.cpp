@@ -47,7 +47,8 @@ void Http2Stream::reuse(Http2Session& session, int32_t id) {
     fields_.clear();
     plan_ = {};
     std::string().swap(body_);
-    received_ = unconsumed_ = reserved_ = wanted_ = 0;
+    received_ = unconsumed_ = reserved_ = wanted_ = wait_since_ms_ = 0;
+    pace_ = {};
     uncounted_ = 0;
     upload_.reset();
     std::string().swap(inbox_);
@@ -81,6 +82,7 @@ void Http2Stream::data(const uint8_t* bytes, size_t len) {
     const std::string_view piece(reinterpret_cast<const char*>(bytes), len);
     received_ += len;
     unconsumed_ += len;
+    pace_.add(len);
     if (refused_ || over_limit_) return consume(len);  // dropped: the client may go on
     if (planned_ && received_ > plan_.limit) {
         over_limit_ = true;
@@ -157,10 +159,12 @@ void Http2Stream::plan() {
     if (owner.budget().try_take(wanted)) {
         reserved_ = wanted;
         consume(unconsumed_);
+        pace_.start(owner.loop().now_ms());
     } else {
         reserved_ = 0;
         input_ = Input::BodyWait;
         wanted_ = wanted;
+        wait_since_ms_ = owner.loop().now_ms();
         session_->wait_for_budget();
     }
 }
@@ -188,7 +192,30 @@ bool Http2Stream::admit_body() {
     reserved_ = wanted_;
     input_ = ended_in_wait_ ? Input::Complete : Input::Body;
     consume(unconsumed_);
+    pace_.start(session_->owner().loop().now_ms());  // the wait was the server's
     if (input_ == Input::Complete) session_->mark_ready(*this);
+    return true;
+}
+
+bool Http2Stream::refuses_body(uint64_t now, bool stalled) {
+    if (upload_ || dispatched_ || refused_ || output_ != Output::Owed || !planned_) return false;
+    const auto& cfg = session_->owner().config();
+    if (input_ == Input::BodyWait) {
+        if (now - wait_since_ms_ < cfg.timeouts.body_ms) return false;
+        input_ = Input::Complete;  // no longer waits: admit_waiting_body passes it by
+        refuse(503, "the server is receiving too many request bodies; try again",
+               kBudgetRetryAfterS);
+        return true;
+    }
+    if (input_ != Input::Body) return false;
+    if (stalled) {
+        refuse(408, "the request body stopped arriving");
+    } else if (!pace_.judge(now, cfg.limits.min_body_rate, cfg.timeouts.body_ms)) {
+        refuse(408, "the request body arrived slower than the minimum rate");
+    } else {
+        return false;
+    }
+    input_ = Input::Complete;  // the rest is dropped
     return true;
 }
 
@@ -217,7 +244,7 @@ void Http2Stream::dispatch(BodyStream* stream) {
 
 // Refuses the request (431, 413, 400): the application shapes the answer; the rest of the
 // body, if any, is dropped (and the stream reset once the answer has left).
-void Http2Stream::refuse(int status, const char* reason) {
+void Http2Stream::refuse(int status, const char* reason, unsigned retry_after_s) {
     refused_ = true;
     consume(unconsumed_);
     std::string().swap(body_);
@@ -230,14 +257,17 @@ void Http2Stream::refuse(int status, const char* reason) {
     ErrorReply reply(*this, 0);
     try {
         app.answer_protocol_error(
-            {status, reason, planned_ ? &head_ : nullptr, owner.index(), peer}, reply);
+            {status, reason, planned_ ? &head_ : nullptr, owner.index(), peer, retry_after_s},
+            reply);
     } catch (...) {
         // the engine's own answer below
     }
     if (reply.answered()) return;
     const std::string body = std::to_string(status) + " " +
                              std::string(http::status_reason(status)) + ": " + reason + "\n";
-    answer(nullptr, {Answer::Kind::Refusal, nullptr, status, body});
+    const std::string fields =
+        retry_after_s ? "Retry-After: " + std::to_string(retry_after_s) + "\r\n" : std::string();
+    answer(nullptr, {Answer::Kind::Refusal, nullptr, status, body, fields});
 }
 
 // A streamed body's handler asked for a piece: it comes from a task (never inside next()).

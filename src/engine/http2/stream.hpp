@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/body_pace.hpp"
 #include "engine/body_source.hpp"
 #include "engine/exchange.hpp"
 #include "engine/reply.hpp"
@@ -79,7 +80,12 @@ public:
     ssize_t read_body(uint8_t* buf, size_t length, uint32_t* flags);
     bool resume(const StreamLink* link);  // a waker for this stream: true if it was ours
     void end_waiting_body();              // the drain: a waiting stream body ends now
-    void sent();                          // the answer's last frame left
+    // The session's periodic check of a buffered body still arriving, not yet answered: one
+    // that waited for the budget or stalled (`stalled`: no DATA for the body timeout) that
+    // long, or fell below the minimum rate, is refused (503 with Retry-After, 408), as on
+    // HTTP/1.1. False: still in time, or not such a stream (a stalled one is reset instead).
+    bool refuses_body(uint64_t now, bool stalled);
+    void sent();  // the answer's last frame left
 
     int32_t id() const { return id_; }
     Input input() const { return input_; }
@@ -96,7 +102,7 @@ private:
     void plan();
     void apply_urgency();
     void dispatch(BodyStream* stream = nullptr);
-    void refuse(int status, const char* reason);
+    void refuse(int status, const char* reason, unsigned retry_after_s = 0);
     void consume(size_t n);  // gives `n` received bytes' window back to the client
     void submit(const ReplyView& reply, std::string* movable_body);
     void submit_simple(int status, std::string_view body, std::string_view extra_fields);
@@ -125,12 +131,14 @@ private:
     http::RequestHead head_;
     std::vector<http::Header> fields_;
     BodyPlan plan_;
-    std::string body_;         // a buffered body
-    uint64_t received_ = 0;    // body bytes so far
-    uint64_t unconsumed_ = 0;  // of them, what the client's window has not been given back
-    size_t uncounted_ = 0;     // header bytes past the limit, counted and dropped
-    uint64_t reserved_ = 0;    // of the body budget
-    uint64_t wanted_ = 0;      // BodyWait: what it waits to reserve
+    std::string body_;            // a buffered body
+    uint64_t received_ = 0;       // body bytes so far
+    uint64_t unconsumed_ = 0;     // of them, what the client's window has not been given back
+    size_t uncounted_ = 0;        // header bytes past the limit, counted and dropped
+    uint64_t reserved_ = 0;       // of the body budget
+    uint64_t wanted_ = 0;         // BodyWait: what it waits to reserve
+    uint64_t wait_since_ms_ = 0;  // BodyWait: since when (bounded by the body timeout)
+    BodyPace pace_;               // a buffered body's minimum rate, from its reservation
     std::shared_ptr<BodyStream> upload_;  // a streamed body
     std::string inbox_;  // its bytes the handler has not taken (not consumed: the window)
 
