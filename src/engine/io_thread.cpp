@@ -265,6 +265,7 @@ void IoThread::AcceptRetry::on_timeout() {
 
 void IoThread::Tick::on_timeout() {
     owner->app_.on_tick(owner->index_);
+    if (owner->housekeeping_) owner->housekeeping_();
     owner->loop_.timers().schedule(*this, kTickMs);
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,6 +54,9 @@ public:
     // From any thread: new limits and timeouts (not the address or thread count), applied on
     // this loop's thread between two events; connections use them from their next step on.
     void reconfigure(const ServerConfig& config);
+    // Before start(): `fn` runs on this loop's tick too (the server's process-wide
+    // housekeeping, which one loop does for all).
+    void add_housekeeping(std::function<void()> fn) { housekeeping_ = std::move(fn); }
     // Serves an already-connected, non-blocking socket as a new connection; on this loop's
     // thread (loop().post from elsewhere). The one way connections are born: accepting uses it.
     // `tls`: the connection starts with a TLS handshake (config().tls must be set).
@@ -174,8 +178,9 @@ private:
         void on_timeout() override;
     } accept_retry_;
 
-    // Application::on_tick, every kTickMs while the loop runs.
+    // Application::on_tick and the housekeeping, every kTickMs while the loop runs.
     static constexpr uint64_t kTickMs = 1000;
+    std::function<void()> housekeeping_;
     struct Tick final : net::Timer {
         IoThread* owner = nullptr;
         void on_timeout() override;

@@ -34,6 +34,17 @@ Server::Server(ServerConfig config, Application& app)
     for (unsigned i = 0; i < config_.threads; ++i)
         threads_.push_back(
             std::make_unique<IoThread>(i, config_, app_, mine[i], &budget_, mine_tls[i]));
+    // Freed memory goes back to the system once traffic pauses (HeapTrim): bytes moved by
+    // every loop say whether there was any since the last tick.
+    threads_[0]->add_housekeeping([this] {
+        uint64_t traffic = 0;
+        for (auto& t : threads_) {
+            auto& s = t->stats();
+            traffic += s.bytes_in.load(std::memory_order_relaxed) +
+                       s.bytes_out.load(std::memory_order_relaxed);
+        }
+        heap_trim_.tick(traffic);
+    });
 }
 
 // The listening sockets of one port: one per loop, or the inherited ones (and more beside them

@@ -9,6 +9,7 @@
 
 #include "engine/body_budget.hpp"
 #include "engine/exchange.hpp"
+#include "engine/heap_trim.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
 #include "net/loop.hpp"
@@ -65,6 +66,7 @@ private:
     uint16_t tls_port_ = 0;
     std::vector<int> tls_listen_fds_;
     BodyBudget budget_;  // before threads_: the loops use it until they are destroyed
+    HeapTrim heap_trim_;  // on loop 0's tick; before threads_, which use it until destroyed
     std::vector<std::unique_ptr<IoThread>> threads_;
 };
 
