@@ -93,18 +93,18 @@ fuzz: setup
 	ninja -C $(BUILD_FUZZ) -j $(JOBS) request_parser_fuzz proxy_header_fuzz websocket_frame_fuzz http2_session_fuzz response_parser_fuzz multipart_parser_fuzz
 	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/proxy_corpus $(BUILD_FUZZ)/websocket_corpus $(BUILD_FUZZ)/http2_corpus $(BUILD_FUZZ)/response_corpus $(BUILD_FUZZ)/multipart_corpus
 	@# FUZZ_SECONDS in all: the small PROXY header parser, the response parser and the multipart
-	@# parser a sixth of it each, the WebSocket reader and the HTTP/2 session a quarter each (each at least 1 s), the
-	@# request parser the rest.
-	proxy=$$(( $(FUZZ_SECONDS) / 6 )); [ $$proxy -ge 1 ] || proxy=1; \
-	websocket=$$(( $(FUZZ_SECONDS) / 4 )); [ $$websocket -ge 1 ] || websocket=1; \
-	http2=$$(( $(FUZZ_SECONDS) / 4 )); [ $$http2 -ge 1 ] || http2=1; \
-	request=$$(( $(FUZZ_SECONDS) - 3 * proxy - websocket - http2 )); [ $$request -ge 1 ] || request=1; \
+	@# parser a tenth of it each, the WebSocket reader and the HTTP/2 session a fifth each (each at
+	@# least 1 s), the request parser the rest (three tenths).
+	small=$$(( $(FUZZ_SECONDS) / 10 )); [ $$small -ge 1 ] || small=1; \
+	websocket=$$(( $(FUZZ_SECONDS) / 5 )); [ $$websocket -ge 1 ] || websocket=1; \
+	http2=$$(( $(FUZZ_SECONDS) / 5 )); [ $$http2 -ge 1 ] || http2=1; \
+	request=$$(( $(FUZZ_SECONDS) - 3 * small - websocket - http2 )); [ $$request -ge 1 ] || request=1; \
 	./$(BUILD_FUZZ)/request_parser_fuzz -max_total_time=$$request -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus && \
-	./$(BUILD_FUZZ)/proxy_header_fuzz -max_total_time=$$proxy -print_final_stats=1 $(BUILD_FUZZ)/proxy_corpus tests/fuzz/proxy_corpus && \
+	./$(BUILD_FUZZ)/proxy_header_fuzz -max_total_time=$$small -print_final_stats=1 $(BUILD_FUZZ)/proxy_corpus tests/fuzz/proxy_corpus && \
 	./$(BUILD_FUZZ)/websocket_frame_fuzz -max_total_time=$$websocket -print_final_stats=1 $(BUILD_FUZZ)/websocket_corpus tests/fuzz/websocket_corpus && \
 	./$(BUILD_FUZZ)/http2_session_fuzz -max_total_time=$$http2 -print_final_stats=1 $(BUILD_FUZZ)/http2_corpus tests/fuzz/http2_corpus && \
-	./$(BUILD_FUZZ)/response_parser_fuzz -max_total_time=$$proxy -print_final_stats=1 $(BUILD_FUZZ)/response_corpus tests/fuzz/response_corpus && \
-	./$(BUILD_FUZZ)/multipart_parser_fuzz -max_total_time=$$proxy -print_final_stats=1 $(BUILD_FUZZ)/multipart_corpus tests/fuzz/multipart_corpus
+	./$(BUILD_FUZZ)/response_parser_fuzz -max_total_time=$$small -print_final_stats=1 $(BUILD_FUZZ)/response_corpus tests/fuzz/response_corpus && \
+	./$(BUILD_FUZZ)/multipart_parser_fuzz -max_total_time=$$small -print_final_stats=1 $(BUILD_FUZZ)/multipart_corpus tests/fuzz/multipart_corpus
 
 # Benchmarks (docs/BENCHMARKS.md): quick (~6 min), full with a 10-minute soak (~40 min), and
 # concurrency models under CPU-heavy load (~4 min). `make bench` ends with rivet against nginx
