@@ -28,7 +28,7 @@ private:
         InUse,     // traffic since the last trim: its freed memory may sit in the arenas
     };
     Heap heap_ = Heap::Returned;
-    uint64_t traffic_ = 0;      // at the previous tick
+    uint64_t traffic_ = 0;     // at the previous tick
     unsigned busy_ticks_ = 0;  // ticks in a row with traffic, since the last trim
 };
 

@@ -65,7 +65,7 @@ private:
     std::vector<int> listen_fds_;
     uint16_t tls_port_ = 0;
     std::vector<int> tls_listen_fds_;
-    BodyBudget budget_;  // before threads_: the loops use it until they are destroyed
+    BodyBudget budget_;   // before threads_: the loops use it until they are destroyed
     HeapTrim heap_trim_;  // on loop 0's tick; before threads_, which use it until destroyed
     std::vector<std::unique_ptr<IoThread>> threads_;
 };
