@@ -19,16 +19,6 @@ namespace {
 
 using rivet::test::exchange;
 
-rivet::RunOptions options() {
-    rivet::RunOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 1;
-    o.workers = 2;
-    o.quiet = true;
-    return o;
-}
-
 }  // namespace
 
 TEST(AppRoutes, ConstrainedParametersOnARealSocket) {
@@ -42,7 +32,7 @@ TEST(AppRoutes, ConstrainedParametersOnARealSocket) {
                 res.text("sku " + std::string(req.param("sku")));
             })
         .offload();
-    const uint16_t port = app.start(options());
+    const uint16_t port = app.start(rivet::test::local_server(2));
     auto get = [&](const std::string& path) {
         return rivet::test::exchange(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
     };
@@ -96,7 +86,7 @@ TEST(AppRoutes, HighPriorityJumpsTheQueueAndKeepsItsShare) {
             })
         .offload()
         .priority(rivet::Priority::High);
-    rivet::RunOptions o = options();
+    rivet::RunOptions o = rivet::test::local_server(2);
     o.workers = 1;
     o.queue = 3;
     o.ops.admin.metrics = true;

@@ -43,19 +43,9 @@ private:
     bool made_ = false;
 };
 
-rivet::RunOptions local_options() {
-    rivet::RunOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 1;
-    o.workers = 1;
-    o.quiet = true;
-    return o;
-}
-
 // TLS on `c`'s certificate, on any free port.
 rivet::RunOptions tls_options(const Certificate& c) {
-    rivet::RunOptions o = local_options();
+    rivet::RunOptions o = rivet::test::local_server();
     o.tls.certificates = {{c.cert(), c.key()}};
     o.tls.port = 0;
     return o;
@@ -71,7 +61,7 @@ TEST(AppTls, BadOptionsAreRefusedBeforeAnythingStarts) {
     rivet::App app;
     hello(app);
     auto refused = [&](auto change) {
-        rivet::RunOptions o = local_options();
+        rivet::RunOptions o = rivet::test::local_server();
         change(o);
         EXPECT_THROW(app.start(o), std::invalid_argument);
         EXPECT_EQ(app.loops(), 0u);  // not running
@@ -88,7 +78,7 @@ TEST(AppTls, BadOptionsAreRefusedBeforeAnythingStarts) {
         o.tls.host = "10.1.2.3";  // only the plain listener's address
     });
     // The same App then starts without TLS.
-    uint16_t port = app.start(local_options());
+    uint16_t port = app.start(rivet::test::local_server());
     EXPECT_EQ(app.tls_port(), 0);
     EXPECT_TRUE(app.tls_listening_fds().empty());
     EXPECT_NE(exchange(port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n").find("200 OK"),
@@ -99,7 +89,7 @@ TEST(AppTls, BadOptionsAreRefusedBeforeAnythingStarts) {
 TEST(AppTls, AnUnreadableCertificateFailsTheStartNamingIt) {
     rivet::App app;
     hello(app);
-    rivet::RunOptions o = local_options();
+    rivet::RunOptions o = rivet::test::local_server();
     o.tls.certificates = {{"/nonexistent/rivet-cert.pem", "/nonexistent/rivet-key.pem"}};
     try {
         app.start(o);
@@ -188,7 +178,7 @@ TEST(AppTls, APlainRequestIsNotSecureInlineOrDetached) {
         res.text(std::string(copy.secure() ? "secure" : "plain") + " sni=[" +
                  std::string(copy.tls_server_name()) + "]");
     });
-    uint16_t port = app.start(local_options());
+    uint16_t port = app.start(rivet::test::local_server());
     for (const char* path : {"/inline", "/offloaded", "/detached"}) {
         std::string r = rivet::test::exchange(
             port, std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\n\r\n");

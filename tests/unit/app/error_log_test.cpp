@@ -34,12 +34,7 @@ TEST(ErrorLog, AFailedHandlerIsLoggedWithItsPathAndMessageCut) {
         throw std::runtime_error("bad token: " + std::string(req.param("rest")) +
                                  std::string(100'000, '9'));
     });
-    rivet::RunOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.threads = 1;
-    options.workers = 1;
-    options.quiet = true;
+    rivet::RunOptions options = rivet::test::local_server();
     options.ops.log.error_log = path;
     uint16_t port = app.start(options);
     const std::string long_path = "/throws/" + std::string(5'000, 'p');

@@ -2,6 +2,8 @@
 // exactly the bytes, so framing, order and fields can be checked as they are on the wire.
 #pragma once
 
+#include <rivet/app.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -10,5 +12,17 @@ namespace rivet::test {
 // Sends `request` to 127.0.0.1:`port` and reads until `responses` complete responses arrived
 // (0: until the peer closes), or 5 s passed without a byte.
 std::string exchange(uint16_t port, const std::string& request, int responses = 1);
+
+// The server such a client talks to: one loop, `workers` workers, a free port of 127.0.0.1
+// (App::start returns it), no listening line.
+inline RunOptions local_server(unsigned workers = 1) {
+    RunOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.threads = 1;
+    o.workers = workers;
+    o.quiet = true;
+    return o;
+}
 
 }  // namespace rivet::test

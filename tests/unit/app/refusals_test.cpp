@@ -38,17 +38,6 @@ void expect_the_body_quotes_the_id(const std::string& got) {
     EXPECT_NE(got.find("\"request_id\":\"" + id + "\""), std::string::npos) << got;
 }
 
-// One loop, one worker, on a free port of 127.0.0.1, no listening line.
-rivet::RunOptions small_server() {
-    rivet::RunOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.threads = 1;
-    options.workers = 1;
-    options.quiet = true;
-    return options;
-}
-
 class RefusalTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -61,7 +50,7 @@ protected:
         app_.post("/small", size).max_body(10);
         app_.post("/large", size).max_body(100'000);
         app_.post("/default", size);
-        rivet::RunOptions options = small_server();
+        rivet::RunOptions options = rivet::test::local_server();
         options.limits.max_body = 1000;
         options.limits.max_header_bytes = 4096;
         port_ = app_.start(options);
@@ -120,7 +109,7 @@ TEST(Refusal, ARateLimitedRequestsErrorBodyCarriesItsRequestId) {
     app.use(rivet::request_id());
     app.on_error(error_with_request_id);
     app.get("/x", [](Request&, Response& res) { res.text("x"); });
-    rivet::RunOptions options = small_server();
+    rivet::RunOptions options = rivet::test::local_server();
     options.ops.rate_limit.enabled = true;
     options.ops.rate_limit.requests_per_second = 0.001;
     options.ops.rate_limit.burst = 1;
