@@ -9,32 +9,53 @@ namespace rivet::app {
 
 namespace {
 
-// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths.
+constexpr int kMalformed = -1;
+constexpr int kNotListed = -1;
+
+// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths; kMalformed for
+// anything else.
 int parse_q(std::string_view v) {
-    bool all_zero = !v.empty();
-    for (char c : v)
-        if (c != '0' && c != '.') all_zero = false;
-    if (all_zero) return 0;
-    if (v.size() < 1 || v.size() > 5 || v[0] != '0' || (v.size() > 1 && v[1] != '.'))
-        return 1000;  // "1", "1.0", and anything malformed
-    int q = 0, scale = 100;
-    for (char c : v.substr(2)) {
-        if (c < '0' || c > '9') return 1000;
+    if (v.empty() || v.size() > 5 || (v.size() > 1 && v[1] != '.')) return kMalformed;
+    if (v[0] != '0' && v[0] != '1') return kMalformed;
+    int q = v[0] == '1' ? 1000 : 0, scale = 100;
+    for (char c : v.substr(v.size() > 1 ? 2 : 1)) {
+        if (c < '0' || c > '9' || (v[0] == '1' && c != '0')) return kMalformed;
         q += (c - '0') * scale;
         scale /= 10;
     }
     return q;
 }
 
+// The weight of an element's parameters (after its first ';'), or kMalformed.
 int weight_of(std::string_view params) {
+    int q = 1000;
+    bool seen = false;
     while (!params.empty()) {
         size_t semi = params.find(';');
         std::string_view p = http::byte_scan::trim_ows(params.substr(0, semi));
         params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
-        if (p.size() >= 2 && (p[0] | 0x20) == 'q' && p[1] == '=')
-            return parse_q(http::byte_scan::trim_ows(p.substr(2)));
+        size_t eq = p.find('=');
+        if (!http::iequals(http::byte_scan::trim_ows(p.substr(0, eq)), "q")) continue;
+        if (seen || eq == std::string_view::npos) return kMalformed;  // "q;q=1", "gzip;q"
+        seen = true;
+        q = parse_q(http::byte_scan::trim_ows(p.substr(eq + 1)));
+        if (q == kMalformed) return kMalformed;
     }
-    return 1000;
+    return q;
+}
+
+// The coding a listed name stands for; false for names the server has no coding of.
+bool coding_named(std::string_view name, ContentCoding& out) {
+    if (http::iequals(name, "gzip") || http::iequals(name, "x-gzip")) {
+        out = ContentCoding::Gzip;
+    } else if (http::iequals(name, "br")) {
+        out = ContentCoding::Brotli;
+    } else if (http::iequals(name, "zstd")) {
+        out = ContentCoding::Zstd;
+    } else {
+        return false;
+    }
+    return true;
 }
 
 }  // namespace
@@ -46,9 +67,12 @@ bool next_accepted_coding(std::string_view& list, AcceptedCoding& out) {
         list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
         size_t semi = item.find(';');
         std::string_view name = http::byte_scan::trim_ows(item.substr(0, semi));
-        if (name.empty()) continue;  // "gzip, , br": empty elements are allowed and ignored
+        // "gzip, , br": empty elements are allowed and ignored; invalid ones are ignored too.
+        if (name.empty() || (name != "*" && !http::is_token(name))) continue;
+        int q = semi == std::string_view::npos ? 1000 : weight_of(item.substr(semi + 1));
+        if (q == kMalformed) continue;
         out.name = name;
-        out.q = semi == std::string_view::npos ? 1000 : weight_of(item.substr(semi + 1));
+        out.q = q;
         return true;
     }
     return false;
@@ -56,26 +80,22 @@ bool next_accepted_coding(std::string_view& list, AcceptedCoding& out) {
 
 CodingChoice choose_coding(std::string_view accept_encoding,
                            std::span<const ContentCoding> offered) {
-    constexpr int kNotListed = -1;
-    // The q each offered coding was given by name (kNotListed otherwise), "*"'s, identity's.
-    int named[8];
-    size_t n = offered.size() < 8 ? offered.size() : 8;
+    // The q each offered coding was first given by name (kNotListed otherwise), "*"'s, identity's.
+    constexpr size_t kMaxOffered = 8;
+    int named[kMaxOffered];
+    const size_t n = offered.size() < kMaxOffered ? offered.size() : kMaxOffered;
     for (size_t i = 0; i < n; ++i) named[i] = kNotListed;
     int star = kNotListed, identity = kNotListed;
     AcceptedCoding c;
-    while (next_accepted_coding(accept_encoding, c)) {
+    while (n > 0 && next_accepted_coding(accept_encoding, c)) {
+        ContentCoding coding;
         if (c.name == "*") {
-            star = c.q;
+            if (star == kNotListed) star = c.q;
         } else if (http::iequals(c.name, "identity")) {
-            identity = c.q;
-        } else {
-            for (size_t i = 0; i < n; ++i) {
-                std::string_view name = content_coding_name(offered[i]);
-                bool gzip_alias =
-                    offered[i] == ContentCoding::Gzip && http::iequals(c.name, "x-gzip");
-                if (http::iequals(c.name, name) || gzip_alias)
-                    named[i] = named[i] == kNotListed || c.q > named[i] ? c.q : named[i];
-            }
+            if (identity == kNotListed) identity = c.q;
+        } else if (coding_named(c.name, coding)) {
+            for (size_t i = 0; i < n; ++i)
+                if (offered[i] == coding && named[i] == kNotListed) named[i] = c.q;
         }
     }
     CodingChoice best;
@@ -87,7 +107,9 @@ CodingChoice choose_coding(std::string_view accept_encoding,
             best = {CodingChoice::Kind::Coded, offered[i]};
         }
     }
-    if (best.kind == CodingChoice::Kind::Coded && identity > best_q) return {};
+    // "*" covers identity when it is not named (RFC 9110 §12.5.3).
+    int identity_q = identity != kNotListed ? identity : star;
+    if (best.kind == CodingChoice::Kind::Coded && identity_q > best_q) return {};
     return best;
 }
 

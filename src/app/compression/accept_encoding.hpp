@@ -1,5 +1,6 @@
-// Accept-Encoding (RFC 9110 §12.5.3): the codings a request lists and their q-values, and the
-// choice of one among those the server has.
+// Accept-Encoding (RFC 9110 §12.5.3): the one negotiation of a content coding, used by the
+// compressor (rivet::compression) and by the precompressed static files alike, so that both give
+// one client the same coding for the same field.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,10 @@ struct AcceptedCoding {
     int q = 1000;
 };
 
-// Takes the next non-empty element off `list` (a field value); false when none is left.
-// Malformed q-values count as 1 unless they are all zeros: only an explicit zero refuses.
+// Takes the next valid element off `list` (a field value); false when none is left. Skipped,
+// as if not sent: empty elements, a name that is not a token, and an element whose q is not a
+// qvalue ("0" to "1" with at most 3 decimals: "q=2", "q=0.0001", "q=abc", "q=", a second q).
+// Other parameters, which the grammar does not have, are ignored.
 bool next_accepted_coding(std::string_view& list, AcceptedCoding& out);
 
 // What a response may be encoded with.
@@ -33,11 +36,13 @@ struct CodingChoice {
 
 // The coding for a request whose Accept-Encoding is `accept_encoding` ("" when absent: no
 // coding, as curl without --compressed expects, although RFC 9110 would allow any). Among the
-// `offered` codings that are acceptable (listed, or covered by "*", with q > 0; "x-gzip" is
-// gzip), the highest q wins, ties going to the earlier in `offered`. Identity wins only when
-// the request names it with a q above every offered coding's; a request refusing identity too
-// ("identity;q=0") and nothing else acceptable still gets identity (RFC 9110 allows it, and an
-// answer beats a 415 to a client this confused).
+// `offered` codings (in the server's order of preference) the acceptable ones are those listed,
+// or covered by "*", with q > 0; names are case-insensitive and "x-gzip" is gzip. A coding
+// listed twice counts as its first valid element says. The highest q wins, ties going to the
+// earlier in `offered`. Identity's q is its own element's, else "*"'s: it wins only with a q
+// above the best coding's (implicitly acceptable, it never beats a listed coding). A request
+// refusing identity too ("identity;q=0", "*;q=0") with nothing else acceptable still gets
+// identity (RFC 9110 allows it, and an answer beats a 415 to a client this confused).
 CodingChoice choose_coding(std::string_view accept_encoding,
                            std::span<const ContentCoding> offered);
 

@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "app/static/accept_encoding.hpp"
+#include "app/compression/accept_encoding.hpp"
 #include "app/static/directory_listing.hpp"
 #include "app/static/file_cache.hpp"
 #include "app/static/file_response.hpp"
@@ -141,24 +141,36 @@ void StaticFiles::Impl::serve_file(files::FileCache& cache, const files::FileEnt
                                    std::string_view key, const files::FileRequest& fields,
                                    Response& res) {
     files::Representation rep{&file, file.content_type, {}, false, cache_control};
-    std::shared_ptr<const files::FileEntry> variant;  // keeps the chosen variant alive
-    if (options.precompressed && !fields.accept_encoding.empty()) {
-        // Only the codings this client takes are looked up (and cached, found or not). A
-        // response is marked Vary when a variant it could have had exists.
-        static constexpr std::pair<std::string_view, std::string_view> kCodings[] = {
-            {"br", ".br"}, {"gzip", ".gz"}};
+    if (options.precompressed) {
+        // Every variant beside the file is looked up (and cached, found or not), whatever this
+        // client accepts: when one exists, the answer depends on Accept-Encoding and says so
+        // (Vary), also when it is the identity file or a 304. The coding is chosen by the same
+        // negotiation as the compressor's (app/compression/accept_encoding.hpp), among the
+        // variants there are, in the same order of preference (br before gzip).
+        static constexpr std::pair<ContentCoding, std::string_view> kVariants[] = {
+            {ContentCoding::Brotli, ".br"}, {ContentCoding::Gzip, ".gz"}};
+        constexpr size_t kCount = sizeof kVariants / sizeof kVariants[0];
+        ContentCoding offered[kCount];
+        std::shared_ptr<const files::FileEntry> found[kCount];  // keep the variants alive
+        size_t n = 0;
         thread_local std::string variant_key;
-        for (auto [coding, suffix] : kCodings) {
-            if (!files::accepts_coding(fields.accept_encoding, coding)) continue;
+        const uint64_t now = core::monotonic_ms();
+        for (auto [coding, suffix] : kVariants) {
             variant_key.assign(key);
             variant_key.append(suffix);
-            auto v = cache.find(variant_key, core::monotonic_ms());
+            auto v = cache.find(variant_key, now);
             if (v->kind != files::FileEntry::Kind::File) continue;
+            offered[n] = coding;
+            found[n++] = std::move(v);
+        }
+        if (n > 0) {
             rep.vary = true;
-            if (!variant) {
-                variant = std::move(v);
-                rep.entry = variant.get();
-                rep.encoding = coding;
+            app::CodingChoice choice = app::choose_coding(fields.accept_encoding, {offered, n});
+            for (size_t i = 0; i < n && choice.kind == app::CodingChoice::Kind::Coded; ++i) {
+                if (offered[i] != choice.coding) continue;
+                rep.entry = found[i].get();
+                rep.encoding = content_coding_name(choice.coding);
+                return files::respond_with_file(rep, fields, options.max_ranges, res);
             }
         }
     }

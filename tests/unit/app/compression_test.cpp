@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "app/compression/accept_encoding.hpp"
 #include "app/compression/compressible_type.hpp"
 #include "app/routing/router.hpp"
 #include "http/request_parser.hpp"
@@ -24,8 +23,6 @@ namespace {
 using rivet::CompressionOptions;
 using rivet::ContentCoding;
 using rivet::Response;
-using rivet::app::choose_coding;
-using rivet::app::CodingChoice;
 
 // A parsed request with the given Accept-Encoding ("" for none) and method.
 struct Parsed {
@@ -104,67 +101,6 @@ std::string unzstd(const std::string& in) {
     EXPECT_FALSE(ZSTD_isError(size)) << ZSTD_getErrorName(size);
     out.resize(ZSTD_isError(size) ? 0 : size);
     return out;
-}
-
-// The coding chosen for `accept` among the default offer (zstd, br, gzip), or "identity".
-std::string chosen(std::string_view accept,
-                   std::vector<ContentCoding> offered = CompressionOptions{}.codings) {
-    CodingChoice c = choose_coding(accept, offered);
-    return c.kind == CodingChoice::Kind::Coded ? rivet::content_coding_name(c.coding) : "identity";
-}
-
-TEST(CompressionNegotiation, NoFieldOrEmptyMeansIdentity) {
-    EXPECT_EQ(chosen(""), "identity");
-    EXPECT_EQ(chosen(" , "), "identity");
-    EXPECT_EQ(chosen("deflate, compress"), "identity");  // nothing offered is listed
-    EXPECT_EQ(chosen("gzip", {}), "identity");           // nothing offered at all
-}
-
-TEST(CompressionNegotiation, EqualQGoesToTheServersOrder) {
-    EXPECT_EQ(chosen("gzip"), "gzip");
-    EXPECT_EQ(chosen("br"), "br");
-    EXPECT_EQ(chosen("gzip, deflate, br, zstd"), "zstd");
-    EXPECT_EQ(chosen("gzip, deflate, br"), "br");
-    EXPECT_EQ(chosen("zstd;q=0.5, gzip;q=0.5"), "zstd");
-    EXPECT_EQ(chosen("zstd;q=0.5, gzip;q=0.5", {ContentCoding::Gzip, ContentCoding::Zstd}), "gzip");
-}
-
-TEST(CompressionNegotiation, HigherQWins) {
-    EXPECT_EQ(chosen("gzip;q=1, br;q=0.9, zstd;q=0.8"), "gzip");
-    EXPECT_EQ(chosen(" gzip ; q=0.8 , , br ; Q=0.9"), "br");  // OWS, empty elements, "Q="
-    EXPECT_EQ(chosen("gzip;q=0.001"), "gzip");
-    EXPECT_EQ(chosen("zstd;q=0.001, gzip;q=0.002"), "gzip");
-}
-
-TEST(CompressionNegotiation, QZeroRefuses) {
-    EXPECT_EQ(chosen("gzip;q=0"), "identity");
-    EXPECT_EQ(chosen("gzip;q=0.000, br"), "br");
-    EXPECT_EQ(chosen("zstd;q=0, br;q=0., gzip"), "gzip");
-    EXPECT_EQ(chosen("gzip;q=1, gzip;q=0"), "gzip");  // listed twice: the better one counts
-}
-
-TEST(CompressionNegotiation, StarCoversWhatIsNotNamed) {
-    EXPECT_EQ(chosen("*"), "zstd");
-    EXPECT_EQ(chosen("*;q=0"), "identity");
-    EXPECT_EQ(chosen("*, zstd;q=0"), "br");
-    EXPECT_EQ(chosen("*;q=0, gzip"), "gzip");
-    EXPECT_EQ(chosen("*;q=0.2, gzip;q=0.1"), "zstd");  // zstd and br get 0.2 from "*"
-}
-
-TEST(CompressionNegotiation, IdentityCompetesOnlyWhenNamedHigher) {
-    EXPECT_EQ(chosen("identity"), "identity");  // only identity listed
-    EXPECT_EQ(chosen("gzip;q=0.5, identity"), "identity");
-    EXPECT_EQ(chosen("gzip, identity;q=0.5"), "gzip");
-    EXPECT_EQ(chosen("gzip, identity"), "gzip");  // equal: the coding
-    // Identity refused and nothing offered acceptable: identity anyway (no 415).
-    EXPECT_EQ(chosen("identity;q=0, deflate"), "identity");
-}
-
-TEST(CompressionNegotiation, NamesAreCaseInsensitiveAndXGzipIsGzip) {
-    EXPECT_EQ(chosen("GZIP"), "gzip");
-    EXPECT_EQ(chosen("Br"), "br");
-    EXPECT_EQ(chosen("x-gzip"), "gzip");
-    EXPECT_EQ(chosen("gzip;q=abc"), "gzip");  // a malformed q is not a refusal
 }
 
 TEST(CompressionTypes, Patterns) {

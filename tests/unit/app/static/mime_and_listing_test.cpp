@@ -1,7 +1,6 @@
-// MIME types, Accept-Encoding and the directory listing's escaping.
+// MIME types and the directory listing's escaping.
 #include <gtest/gtest.h>
 
-#include "app/static/accept_encoding.hpp"
 #include "app/static/directory_listing.hpp"
 #include "app/static/mime_types.hpp"
 
@@ -51,22 +50,6 @@ TEST(MimeTypes, Overrides) {
     EXPECT_EQ(t.lookup("server.log"), "text/plain");
     EXPECT_EQ(t.lookup("README"), "text/x-unknown");
     EXPECT_EQ(t.lookup("a.css"), "text/css; charset=utf-8");
-}
-
-TEST(AcceptEncoding, Codings) {
-    EXPECT_TRUE(accepts_coding("gzip, deflate, br", "br"));
-    EXPECT_TRUE(accepts_coding("gzip, deflate, br", "gzip"));
-    EXPECT_FALSE(accepts_coding("gzip", "br"));
-    EXPECT_TRUE(accepts_coding("GZIP;q=0.5", "gzip"));
-    EXPECT_FALSE(accepts_coding("gzip;q=0", "gzip"));
-    EXPECT_FALSE(accepts_coding("gzip; q=0.000", "gzip"));
-    EXPECT_TRUE(accepts_coding("gzip;q=0.001", "gzip"));
-    EXPECT_TRUE(accepts_coding("*", "br"));
-    EXPECT_FALSE(accepts_coding("*;q=0", "br"));
-    EXPECT_TRUE(accepts_coding("*;q=0, br", "br"));
-    EXPECT_FALSE(accepts_coding("identity", "gzip"));
-    EXPECT_FALSE(accepts_coding("", "gzip"));
-    EXPECT_FALSE(accepts_coding("gzipx, xbr", "gzip"));
 }
 
 TEST(DirectoryListing, EscapesHostileNames) {
