@@ -5,11 +5,16 @@
 //
 // Its after() picks a coding from the request's Accept-Encoding (RFC 9110 §12.5.3): the highest
 // q-value wins, q=0 refuses, "*" stands for the codings not named, and among equal q-values the
-// order of `codings` decides. It compresses only when the response is worth it and safe to
-// transform: a compressible Content-Type, a body in memory of at least `min_size` bytes, a status
-// with a full body (not 1xx, 204, 206, 304, nor anything with Content-Range), no Content-Encoding
-// yet (a precompressed file) and no "Cache-Control: no-transform". Files sent with sendfile and
-// streamed bodies are left as they are. The compressed body is sent only when it is smaller.
+// order of `codings` decides; an element with an invalid q-value is ignored, the first element
+// of a coding counts, "x-gzip" is gzip. The precompressed static files negotiate the same way. It
+// compresses only when the response is worth it and safe to transform: a compressible Content-Type,
+// a body in memory of at least `min_size` bytes, a status with a full body (not 1xx, 204, 206, 304,
+// nor anything with Content-Range), no Content-Encoding yet (a precompressed file) and no
+// "Cache-Control: no-transform". Files sent with sendfile and streamed bodies are left as they are.
+// The compressed body is sent only when it is smaller. A body of 64 KiB or more is compressed on
+// the App's worker pool once every after() has run (its loop serves others meanwhile), and from 1
+// MiB on at cheaper levels (brotli at most 2, zstd and gzip 1); when the pool's queue is full it is
+// sent uncompressed (docs/CONFIG.md).
 //
 // What the response gets: Content-Encoding, "Vary: Accept-Encoding" (merged into a Vary already
 // there; set on every response that could have been compressed, also when this client gets the
@@ -65,7 +70,7 @@ struct CompressionOptions {
     };
     // Levels: fast ones, for compressing every response as it leaves. compression() throws
     // std::invalid_argument for a level the library does not have (gzip 1..9, brotli 0..11,
-    // zstd 1..22).
+    // zstd 1..22). Bodies of 1 MiB or more get at most brotli 2, zstd 1, gzip 1.
     int gzip_level = 1;
     int brotli_level = 4;
     int zstd_level = 3;

@@ -122,6 +122,7 @@ public:
 
 private:
     struct Owned;
+    Request detach_copy(bool with_body) const;  // detach(); without the body for the access log
     // Pointers, not copies: a Request is built for every request, so it stays a few words big.
     // A detached Request points into its own Owned copy.
     const http::RequestHead* head_;

@@ -22,6 +22,7 @@ struct ResponseUpgrade;  // app/: what a 101 hands the connection to (rivet/webs
 struct ResponseAccess;
 struct TrailerFields;  // app/: the fields, as the engine reads them when the body ends
 struct TrailerAccess;
+struct BodyWork;  // app/: what an after() left to do on the body off the I/O loop
 }  // namespace detail
 
 // An open file whose bytes responses send with sendfile(2), straight from the page cache.
@@ -180,6 +181,7 @@ private:
     FileRange file_;
     Trailers trailers_;  // none (no allocation) until trailer() or trailers()
     std::shared_ptr<const detail::ResponseUpgrade> upgrade_;  // a WebSocket route's 101
+    std::shared_ptr<const detail::BodyWork> body_work_;       // rivet::compression()'s, say
 };
 
 }  // namespace rivet

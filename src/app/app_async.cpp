@@ -83,9 +83,8 @@ void App::Impl::answer(app::AsyncCall& c, engine::Exchange* now) {
         }
     }
     finish_middleware(done, c.loop);
-    if (now) return now->respond(app::view_of(*c.response));  // serve() logs it, as any
-    ops->finish_offloaded(*c.request, c.trace, *c.response);
-    c.later.complete(app::reply_of(std::move(*c.response)));
+    if (now) return respond(*now, *c.request, *c.response, c.trace);  // serve() logs it
+    send_later(c);
 }
 
 void App::Impl::waiting(app::AsyncCall& c, engine::Exchange& ex) {

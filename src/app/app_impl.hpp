@@ -23,6 +23,10 @@
 
 namespace rivet {
 
+namespace app {
+struct BodyWorkCall;  // app_body_work.cpp
+}
+
 struct App::Impl final : engine::Application, app::AsyncAnswers {
     struct RouteEntry {
         Handler handler;
@@ -129,6 +133,15 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     void error(Call& call, int status, std::string_view message);
     // after() of the request's middleware; one that throws turns the answer into an error.
     void finish_middleware(Call& call, unsigned loop, bool all = false);
+    // --- app_body_work.cpp --- Where every answer that went through after() leaves: at once,
+    // or, when an after() left work on its body (detail::BodyWork: compressing a large one),
+    // once a worker did it, so that the loop serves other requests meanwhile.
+    void respond(engine::Exchange& ex, const Request& req, Response& res, const Trace& trace);
+    // An answer that comes later (through `call.later`): logged, then sent, after its body work.
+    void send_later(app::AsyncCall& call);
+    // Hands the body work to the pool (or, when its queue is full, sends the body as it is).
+    void work_on_body(std::shared_ptr<app::BodyWorkCall> call);
+    void send_worked(app::BodyWorkCall& call);  // on the loop: the log, then the answer
 };
 
 }  // namespace rivet

@@ -73,7 +73,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operation
             error(call, 503, "Service Unavailable: the shared rate limit cannot be checked");
         res.header("Retry-After", std::to_string(retry_after_s));
         finish_middleware(call, loop, /*all=*/true);
-        return ex.respond(app::view_of(res));
+        return respond(ex, req, res, trace);
     }
     bool in_handler = false;
     try {
@@ -86,7 +86,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operation
         answer_exception(call, loop, in_handler);
     }
     finish_middleware(call, loop);
-    ex.respond(app::view_of(res));
+    respond(ex, req, res, trace);
 }
 
 bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& match,

@@ -1,7 +1,10 @@
 // rivet::compression(): the middleware. What to compress and the fields it touches are decided
-// here; the coding is chosen in accept_encoding.cpp and applied in compression_codecs.cpp.
+// here; the coding is chosen in accept_encoding.cpp (the one negotiation, the static files' too)
+// and applied in compression_codecs.cpp, on the loop for a small body, on a worker for a large
+// one (detail::BodyWork).
 #include <rivet/compression.hpp>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -9,6 +12,7 @@
 #include "app/compression/accept_encoding.hpp"
 #include "app/compression/compressible_type.hpp"
 #include "app/compression/compression_codecs.hpp"
+#include "app/request/response_access.hpp"
 #include "http/byte_scan.hpp"
 #include "http/request_parser.hpp"
 
@@ -95,7 +99,23 @@ void weaken_etag(Response& res) {
     res.header("ETag", weak);
 }
 
-class Compression final : public Middleware {
+// Encodes the body in place when the result is smaller; otherwise leaves the response as it is
+// (identity, with the Vary after() set). On the loop, or on a worker for a large body.
+void encode(Response& res, ContentCoding coding, int level) {
+    // The encoded body goes into a per-thread buffer that then trades places with the
+    // response's: the identity body's allocation serves the next response of this thread.
+    constexpr size_t kKeptScratch = 1 << 20;
+    thread_local std::string scratch;
+    if (!app::compress_body(coding, level, res.body(), res.body().size(), scratch))
+        return;  // not smaller: identity it is
+    std::swap(res.mutable_body(), scratch);
+    if (scratch.capacity() > kKeptScratch) std::string().swap(scratch);
+    res.header("Content-Encoding", content_coding_name(coding));
+    weaken_etag(res);
+    res.remove_header("Accept-Ranges");  // ranges are served of the identity body only
+}
+
+class Compression final : public Middleware, public std::enable_shared_from_this<Compression> {
 public:
     explicit Compression(CompressionOptions options) : o_(std::move(options)) {}
 
@@ -105,23 +125,19 @@ public:
         vary_on_accept_encoding(res);
         app::CodingChoice choice = app::choose_coding(req.header("Accept-Encoding"), o_.codings);
         if (choice.kind != app::CodingChoice::Kind::Coded) return;
-        // The encoded body goes into a per-thread buffer that then trades places with the
-        // response's: the identity body's allocation serves the next response of this loop.
-        thread_local std::string scratch;
-        if (!app::compress_body(choice.coding, level(choice.coding), res.body(), res.body().size(),
-                                scratch))
-            return;  // not smaller: identity it is
-        std::swap(res.mutable_body(), scratch);
-        if (scratch.capacity() > kKeptScratch) std::string().swap(scratch);
-        res.header("Content-Encoding", content_coding_name(choice.coding));
-        weaken_etag(res);
-        res.remove_header("Accept-Ranges");  // ranges are served of the identity body only
+        const size_t size = res.body().size();
+        const int level = app::level_for_size(choice.coding, configured_level(choice.coding), size);
+        if (size < app::kWorkerBodyBytes) return encode(res, choice.coding, level);
+        // Large: on a worker once every after() has run, while the loop serves others. The
+        // after()s that run after this one may change the response: it is checked again there.
+        detail::ResponseAccess::leave_body_work(
+            res, [self = shared_from_this(), coding = choice.coding, level](Response& r) {
+                if (eligibility(r, self->o_) == Eligibility::Compressible) encode(r, coding, level);
+            });
     }
 
 private:
-    static constexpr size_t kKeptScratch = 1 << 20;
-
-    int level(ContentCoding coding) const {
+    int configured_level(ContentCoding coding) const {
         switch (coding) {
             case ContentCoding::Gzip:
                 return o_.gzip_level;

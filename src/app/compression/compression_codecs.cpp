@@ -97,6 +97,23 @@ bool valid_level(ContentCoding coding, int level) {
     return false;
 }
 
+int level_for_size(ContentCoding coding, int level, size_t body_size) {
+    if (body_size < kCheapLevelBodyBytes) return level;
+    int cheap = level;
+    switch (coding) {
+        case ContentCoding::Gzip:
+            cheap = kCheapGzipLevel;
+            break;
+        case ContentCoding::Brotli:
+            cheap = kCheapBrotliLevel;
+            break;
+        case ContentCoding::Zstd:
+            cheap = kCheapZstdLevel;
+            break;
+    }
+    return cheap < level ? cheap : level;
+}
+
 bool compress_body(ContentCoding coding, int level, std::string_view in, size_t limit,
                    std::string& out) {
     // zlib counts in uInt; bodies this large are not compressed on the fly anyway.

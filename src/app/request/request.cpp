@@ -161,7 +161,12 @@ Context& Request::context() const {
 }
 
 Request Request::detach() const {
+    return detach_copy(true);
+}
+
+Request Request::detach_copy(bool with_body) const {
     Request copy(*this);
+    std::string_view body = with_body ? body_ : std::string_view{};
     copy.peer_ = peer_address();
     copy.exchange_ = nullptr;
     auto owned = std::make_shared<Owned>();
@@ -171,7 +176,7 @@ Request Request::detach() const {
     // A detached copy of a detached request has no exchange: its facts come from the copy.
     const engine::TlsFacts tls = app::RequestAccess::tls(*this);
     size_t total = head_->method_name.size() + head_->target.size() + head_->authority.size() +
-                   body_.size() + tls.server_name.size() + tls.version.size() + tls.cipher.size() +
+                   body.size() + tls.server_name.size() + tls.version.size() + tls.cipher.size() +
                    tls.alpn.size();
     for (const auto& h : head_->headers) total += h.name.size() + h.value.size();
     for (size_t i = 0; i < params_->size; ++i)
@@ -208,7 +213,7 @@ Request Request::detach() const {
     }
     owned->tls = {tls.secure,        tls.resumed,      keep(tls.server_name),
                   keep(tls.version), keep(tls.cipher), keep(tls.alpn)};
-    copy.body_ = keep(body_);
+    copy.body_ = keep(body);
     copy.head_ = &owned->head;
     copy.params_ = &owned->params;
     copy.owned_ = std::move(owned);

@@ -14,6 +14,9 @@ struct RequestAccess {
     // The head and buffered body a request shows (a detached one's own copies).
     static const http::RequestHead& head(const Request& req) { return *req.head_; }
     static std::string_view body(const Request& req) { return req.body_; }
+    // A detached copy without the body (an empty one): what the access log of an answer sent
+    // later needs, without copying a body the handler is done with.
+    static Request detach_head(const Request& req) { return req.detach_copy(false); }
 };
 
 }  // namespace rivet::app

@@ -1,6 +1,6 @@
 // What the framework keeps per WebSocket connection (detail::WebSocketCore, behind the public
 // WebSocket and WebSocketHandle), per WebSocket route (WebSocketRoute), and how a 101 carries
-// the new session through the Response (ResponseUpgrade).
+// the new session through the Response (ResponseUpgrade, app/request/response_access.hpp).
 #pragma once
 
 #include <rivet/request.hpp>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "app/request/response_access.hpp"
 #include "engine/reply.hpp"
 #include "engine/websocket/session.hpp"
 #include "net/ip_network.hpp"
@@ -33,21 +34,6 @@ struct WebSocketRoute {
 }  // namespace rivet::app
 
 namespace rivet::detail {
-
-struct ResponseUpgrade {
-    engine::SessionFactory make;
-};
-
-struct ResponseAccess {
-    // Makes `res` the 101 that hands its connection to `upgrade`'s session.
-    static void upgrade(Response& res, std::shared_ptr<const ResponseUpgrade> upgrade) {
-        res.status_ = 101;
-        res.upgrade_ = std::move(upgrade);
-    }
-    static const ResponseUpgrade* upgrade_of(const Response& res) {
-        return res.status_ == 101 ? res.upgrade_.get() : nullptr;
-    }
-};
 
 // One WebSocket connection as the application sees it. Shared by the connection's engine
 // handler and by handles; everything but `closed` and `thread` belongs to the loop's thread.

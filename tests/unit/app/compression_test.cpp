@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "app/compression/compressible_type.hpp"
+#include "app/compression/compression_codecs.hpp"
+#include "app/request/response_access.hpp"
 #include "app/routing/router.hpp"
 #include "http/request_parser.hpp"
 
@@ -64,11 +66,13 @@ Response json_response(size_t size) {
     return res;
 }
 
-// Runs the middleware's after() as the App would, for a request accepting `accept_encoding`.
+// Runs the middleware's after() as the App would, for a request accepting `accept_encoding`,
+// then the work it left on a large body, as the App's worker would.
 void run(Response& res, std::string_view accept_encoding, CompressionOptions options = {},
          std::string_view method = "GET") {
     Parsed p(accept_encoding, method);
     rivet::compression(std::move(options))->after(p.request(), res);
+    if (auto work = rivet::detail::ResponseAccess::take_body_work(res)) work->run(res);
 }
 
 std::string gunzip(const std::string& in) {
@@ -308,6 +312,65 @@ TEST(Compression, OptionsAreChecked) {
     run(res, "gzip, br, zstd", {.codings = {}});
     EXPECT_EQ(res.header("Content-Encoding"), "");
     EXPECT_EQ(res.header("Vary"), "");
+}
+
+TEST(Compression, LargeBodyIsLeftForAWorker) {
+    using rivet::detail::ResponseAccess;
+    for (size_t size : {rivet::app::kWorkerBodyBytes - 1, rivet::app::kWorkerBodyBytes}) {
+        Response res = json_response(size);
+        res.header("ETag", "\"v1\"");
+        std::string original = res.body();
+        Parsed p("br");
+        rivet::compression()->after(p.request(), res);
+        EXPECT_EQ(res.header("Vary"), "Accept-Encoding");  // known on the loop already
+        if (size < rivet::app::kWorkerBodyBytes) {
+            EXPECT_FALSE(ResponseAccess::has_body_work(res));
+            EXPECT_EQ(res.header("Content-Encoding"), "br");
+            continue;
+        }
+        // Untouched until the work runs: the loop only negotiated.
+        EXPECT_EQ(res.body(), original);
+        EXPECT_EQ(res.header("Content-Encoding"), "");
+        auto work = ResponseAccess::take_body_work(res);
+        ASSERT_TRUE(work);
+        EXPECT_FALSE(ResponseAccess::has_body_work(res));  // taken: it runs once
+        work->run(res);
+        EXPECT_EQ(res.header("Content-Encoding"), "br");
+        EXPECT_EQ(res.header("ETag"), "W/\"v1\"");
+        EXPECT_EQ(unbrotli(res.body()), original);
+    }
+}
+
+TEST(Compression, WorkOnABodyALaterAfterChangedIsSkipped) {
+    using rivet::detail::ResponseAccess;
+    Response res = json_response(rivet::app::kWorkerBodyBytes * 2);
+    Parsed p("gzip");
+    rivet::compression()->after(p.request(), res);
+    auto work = ResponseAccess::take_body_work(res);
+    ASSERT_TRUE(work);
+    res.header("Content-Encoding", "gzip");  // another middleware encoded it meanwhile
+    std::string before = res.body();
+    work->run(res);
+    EXPECT_EQ(res.body(), before);
+    size_t encodings = 0;
+    for (auto& [name, value] : res.headers()) encodings += name == "Content-Encoding";
+    EXPECT_EQ(encodings, 1u);
+}
+
+TEST(Compression, LevelFollowsTheBodySize) {
+    using rivet::app::kCheapLevelBodyBytes;
+    using rivet::app::level_for_size;
+    const size_t small = kCheapLevelBodyBytes - 1, large = kCheapLevelBodyBytes;
+    EXPECT_EQ(level_for_size(ContentCoding::Brotli, 4, small), 4);
+    EXPECT_EQ(level_for_size(ContentCoding::Brotli, 4, large), rivet::app::kCheapBrotliLevel);
+    EXPECT_EQ(level_for_size(ContentCoding::Brotli, 11, large), rivet::app::kCheapBrotliLevel);
+    EXPECT_EQ(level_for_size(ContentCoding::Brotli, 0, large), 0);  // never above the configured
+    EXPECT_EQ(level_for_size(ContentCoding::Zstd, 3, small), 3);
+    EXPECT_EQ(level_for_size(ContentCoding::Zstd, 19, large), rivet::app::kCheapZstdLevel);
+    EXPECT_EQ(level_for_size(ContentCoding::Gzip, 9, small), 9);
+    EXPECT_EQ(level_for_size(ContentCoding::Gzip, 9, large), rivet::app::kCheapGzipLevel);
+    for (ContentCoding c : {ContentCoding::Gzip, ContentCoding::Brotli, ContentCoding::Zstd})
+        EXPECT_TRUE(rivet::app::valid_level(c, level_for_size(c, 9, large)));
 }
 
 TEST(Compression, ManyThreadsEachWithTheirOwnContexts) {

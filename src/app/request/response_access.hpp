@@ -1,0 +1,50 @@
+// What the framework reads and sets of a Response beyond its public API: the session a 101
+// hands its connection to (App::ws), and work an after() leaves on the body for a worker.
+#pragma once
+
+#include <rivet/response.hpp>
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "engine/reply.hpp"
+
+namespace rivet::detail {
+
+struct ResponseUpgrade {
+    engine::SessionFactory make;
+};
+
+// Work on a response's body too heavy for the I/O loop (rivet::compression() of a large body),
+// left by an after() and done on the worker pool once every after() has run, before the answer
+// is sent (App::Impl::respond, app_body_work.cpp). Optional by contract: where it cannot run
+// (the pool's queue is full, or the answer cannot wait: a refusal before routing) the response
+// is sent as the after()s left it, so the work must leave a response that is right either way,
+// and check when it runs that the body is still one it applies to (later after()s may have
+// changed it). It runs on a worker thread, with the Response its only shared state.
+struct BodyWork {
+    std::function<void(Response&)> run;
+};
+
+struct ResponseAccess {
+    // Makes `res` the 101 that hands its connection to `upgrade`'s session.
+    static void upgrade(Response& res, std::shared_ptr<const ResponseUpgrade> upgrade) {
+        res.status_ = 101;
+        res.upgrade_ = std::move(upgrade);
+    }
+    static const ResponseUpgrade* upgrade_of(const Response& res) {
+        return res.status_ == 101 ? res.upgrade_.get() : nullptr;
+    }
+
+    static void leave_body_work(Response& res, std::function<void(Response&)> run) {
+        res.body_work_ = std::make_shared<const BodyWork>(BodyWork{std::move(run)});
+    }
+    static bool has_body_work(const Response& res) { return res.body_work_ != nullptr; }
+    // Takes the work off `res` (null when none), so that it runs at most once.
+    static std::shared_ptr<const BodyWork> take_body_work(Response& res) {
+        return std::move(res.body_work_);
+    }
+};
+
+}  // namespace rivet::detail
