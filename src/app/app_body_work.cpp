@@ -59,8 +59,11 @@ void App::Impl::respond(engine::Exchange& ex, const Request& req, Response& res,
 }
 
 void App::Impl::send_later(app::AsyncCall& c) {
-    if (detail::ResponseAccess::has_body_work(*c.response))
-        return work_on_body(make_call(*c.request, *c.response, c.trace, c.loop));
+    if (detail::ResponseAccess::has_body_work(*c.response)) {
+        auto call = make_call(*c.request, *c.response, c.trace, c.loop);
+        call->later = std::move(c.later);
+        return work_on_body(std::move(call));
+    }
     ops->finish_offloaded(*c.request, c.trace, *c.response);
     c.later.complete(app::reply_of(std::move(*c.response)));
 }

@@ -91,3 +91,16 @@ def test_bodies_either_side_of_the_worker_threshold_decode(rivet):
                                                  "Accept-Encoding": coding})
             assert r.header("Content-Encoding") == coding, (size, coding)
             assert DECODE[coding](r.body) == body, (size, coding)
+
+
+@pytest.mark.parametrize("coding", ["br", "gzip"])
+def test_large_answer_of_an_offloaded_handler_is_compressed_too(rivet, coding):
+    """An answer that already comes later (an offloaded handler's: fibonacci(1000000) has
+    209,988 digits) takes its compression to a worker the same way, through its own Deferred."""
+    srv = rivet(args=ONE)
+    plain = srv.get("/fibonacci?number=1000000", timeout=60)
+    assert plain.status == 200 and len(plain.body) > 200_000
+    r = srv.get("/fibonacci?number=1000000", headers={"Accept-Encoding": coding}, timeout=60)
+    assert r.status == 200 and r.header("Content-Encoding") == coding
+    assert varies_on_accept_encoding(r)
+    assert DECODE[coding](r.body) == plain.body
