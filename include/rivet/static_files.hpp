@@ -10,7 +10,7 @@
 //   root refused (403) unless `follow_symlinks`; dot files and directories (".env", ".git/")
 //   answer 404 unless `dot_files`, but ".well-known/";
 // - a directory: "dir" redirects (301) to "dir/", which serves `index` or, failing that, an
-//   HTML listing when `listing` is on, else 403;
+//   HTML listing when `listing` is on (streamed, at most `listing_max_entries` rows), else 403;
 // - Content-Type from the file's extension, strong ETag (inode, size, mtime) and Last-Modified,
 //   If-Match / If-Unmodified-Since (412), If-None-Match / If-Modified-Since (304);
 // - byte ranges (single: 206 with Content-Range; several: multipart/byteranges; 416 when none
@@ -49,6 +49,10 @@ struct StaticOptions {
     // Names starting with '.' (/.env, /.git/config, a file in a dot directory) answer 404, the
     // rule nginx users write by hand, unless this is on; /.well-known/ is always served (ACME).
     bool dot_files = false;
+    // A listing shows at most this many entries (at least 1); past it the page says it was cut.
+    // It is streamed: the directory is read in batches between other connections' work, and a
+    // slow reader holds these entries and a slice of the page, whatever the directory's size.
+    size_t listing_max_entries = 10000;
     // {"ext", "type"} overrides and additions to the built-in table ("ext" without the dot,
     // any case; the type is used verbatim, e.g. "text/x-c; charset=utf-8").
     std::vector<std::pair<std::string, std::string>> mime_types{};

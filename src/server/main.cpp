@@ -37,6 +37,8 @@ void warn_fixed_settings(const CommandLine& now, const CommandLine& next) {
         warn("the admin listener (metrics.admin_host, metrics.admin_port)");
     if (next.demo.root != now.demo.root) warn("static.root");
     if (next.demo.files.dot_files != now.demo.files.dot_files) warn("static.dot_files");
+    if (next.demo.files.listing_max_entries != now.demo.files.listing_max_entries)
+        warn("static.listing_max_entries");
     if (next.user != now.user) warn("server.user");
     if (next.run.proxy_protocol != now.run.proxy_protocol ||
         next.run.proxy_trusted != now.run.proxy_trusted)

@@ -340,6 +340,10 @@ Section static_section() {
                  boolean(REF(demo.files.dot_files)),
                  "serve names starting with '.' (else 404; /.well-known/ always)",
                  {switch_flag("--dot-files", true, "")}},
+                {"listing_max_entries",
+                 integer<size_t>(1, 10'000'000, REF(demo.files.listing_max_entries)),
+                 "rows listed per directory; past it the page says so",
+                 {flag("--listing-max-entries", "N")}},
             }};
 }
 

@@ -1,6 +1,5 @@
 #include "app/static/directory_listing.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,26 +9,40 @@
 #include <ctime>
 
 #include "app/static/path_resolver.hpp"
+#include "http/websocket/utf8.hpp"
 
 namespace rivet::files {
 
-std::optional<std::vector<ListedEntry>> read_directory(const std::string& root,
-                                                       std::string_view key, bool follow_symlinks,
-                                                       int& status) {
-    int fd = open_beneath(root, key, O_RDONLY | O_DIRECTORY, follow_symlinks);
+DirectoryReader::DirectoryReader(std::string root, std::string key, bool follow_symlinks)
+    : root_(std::move(root)), key_(std::move(key)), follow_symlinks_(follow_symlinks) {
+    int fd = open_beneath(root_, key_, O_RDONLY | O_DIRECTORY, follow_symlinks_);
     if (fd < 0) {
-        status = status_for_errno(-fd);
-        return std::nullopt;
+        status_ = status_for_errno(-fd);
+        return;
     }
-    DIR* dir = fdopendir(fd);  // owns fd from here on
-    if (!dir) {
-        status = status_for_errno(errno);
+    dir_ = fdopendir(fd);  // owns fd from here on
+    if (!dir_) {
+        status_ = status_for_errno(errno);
         ::close(fd);
-        return std::nullopt;
+        return;
     }
-    std::vector<ListedEntry> out;
-    std::string path;  // key/name, for the guarded open of a symlink
-    while (dirent* d = readdir(dir)) {
+    status_ = 0;
+}
+
+DirectoryReader::~DirectoryReader() {
+    if (dir_) closedir(dir_);
+}
+
+bool DirectoryReader::read_batch(size_t names, std::vector<ListedEntry>& out) {
+    if (!dir_) return false;
+    const int fd = dirfd(dir_);
+    for (size_t looked = 0; looked < names; ++looked) {
+        dirent* d = readdir(dir_);
+        if (!d) {  // the end (or a read error: the page ends with what was found)
+            closedir(dir_);
+            dir_ = nullptr;
+            return false;
+        }
         std::string_view name = d->d_name;
         if (name.empty() || name.front() == '.') continue;
         struct stat st;
@@ -38,50 +51,83 @@ std::optional<std::vector<ListedEntry>> read_directory(const std::string& root,
             // What a request for it would serve: the target's size and date, found the same
             // guarded way as a GET finds it. A link that leaves the root (or dangles) is left
             // out: its row would tell what lies outside, or lead nowhere.
-            path.assign(key);
-            if (!path.empty()) path += '/';
-            path += name;
-            int target = open_beneath(root, path, O_PATH, follow_symlinks);
+            path_.assign(key_);
+            if (!path_.empty()) path_ += '/';
+            path_ += name;
+            int target = open_beneath(root_, path_, O_PATH, follow_symlinks_);
             bool found = target >= 0 && fstat(target, &st) == 0;
             if (target >= 0) ::close(target);
             if (!found) continue;
         }
-        ListedEntry e;
-        e.name = std::string(name);
-        e.directory = S_ISDIR(st.st_mode);
-        e.size = uint64_t(st.st_size);
-        e.mtime = int64_t(st.st_mtim.tv_sec);
-        out.push_back(std::move(e));
+        out.push_back({std::string(name), S_ISDIR(st.st_mode), uint64_t(st.st_size),
+                       int64_t(st.st_mtim.tv_sec)});
     }
-    closedir(dir);
-    return out;
+    return true;
 }
+
+void sort_listing(std::vector<ListedEntry>& entries) {
+    std::sort(entries.begin(), entries.end(), [](const ListedEntry& a, const ListedEntry& b) {
+        if (a.directory != b.directory) return a.directory;
+        return a.name < b.name;
+    });
+}
+
+namespace {
+
+void append_escaped(std::string& out, char c) {
+    switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out.push_back(c);
+    }
+}
+
+}  // namespace
 
 std::string html_escape(std::string_view text) {
     std::string out;
     out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out.push_back(c);
-        }
-    }
+    for (char c : text) append_escaped(out, c);
     return out;
+}
+
+void append_html_text(std::string& out, std::string_view text) {
+    // A file name is bytes, the page UTF-8: a sequence that is not UTF-8 (Latin-1 names, a cut
+    // code point) shows as U+FFFD, one per maximal bad part, as WHATWG's decoder does.
+    size_t i = 0;
+    while (i < text.size()) {
+        if (static_cast<unsigned char>(text[i]) < 0x80) {
+            append_escaped(out, text[i++]);
+            continue;
+        }
+        http::ws::Utf8Validator code_point;
+        size_t end = i;
+        while (end < text.size() && code_point.feed(text.substr(end, 1))) {
+            ++end;
+            if (code_point.complete()) break;
+        }
+        if (end > i && code_point.complete()) {
+            out.append(text.substr(i, end - i));
+        } else {
+            out += "\xEF\xBF\xBD";
+            end = std::max(end, i + 1);  // the byte that failed starts the next attempt
+        }
+        i = end;
+    }
 }
 
 std::string percent_encode_path(std::string_view path) {
@@ -102,14 +148,9 @@ std::string percent_encode_path(std::string_view path) {
     return out;
 }
 
-std::string render_listing(std::string_view url_path, std::vector<ListedEntry> entries) {
-    std::sort(entries.begin(), entries.end(), [](const ListedEntry& a, const ListedEntry& b) {
-        if (a.directory != b.directory) return a.directory;
-        return a.name < b.name;
-    });
-    std::string title = "Index of " + html_escape(url_path);
-    std::string out;
-    out.reserve(512 + entries.size() * 160);
+void append_listing_head(std::string& out, std::string_view url_path) {
+    std::string title = "Index of ";
+    append_html_text(title, url_path);
     out += "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>";
     out += title;
     out +=
@@ -119,25 +160,36 @@ std::string render_listing(std::string_view url_path, std::vector<ListedEntry> e
     out += title;
     out += "</h1>\n<table>\n";
     if (url_path != "/") out += "<tr><td><a href=\"../\">../</a></td><td></td><td></td></tr>\n";
-    for (const auto& e : entries) {
-        std::string shown = html_escape(e.name) + (e.directory ? "/" : "");
-        out += "<tr><td><a href=\"./";
-        out += html_escape(percent_encode_path(e.name));  // '/' cannot occur in a name
-        if (e.directory) out += '/';
-        out += "\">";
-        out += shown;
-        out += "</a></td><td>";
-        char date[32] = "";
-        time_t t = time_t(e.mtime);
-        tm g;
-        if (gmtime_r(&t, &g)) strftime(date, sizeof date, "%Y-%m-%d %H:%M", &g);
-        out += date;
-        out += "</td><td class=\"n\">";
-        out += e.directory ? std::string("-") : std::to_string(e.size);
-        out += "</td></tr>\n";
+}
+
+void append_listing_row(std::string& out, const ListedEntry& e) {
+    out += "<tr><td><a href=\"./";
+    out += percent_encode_path(e.name);  // '/' cannot occur in a name; nothing left to escape
+    if (e.directory) out += '/';
+    out += "\">";
+    append_html_text(out, e.name);
+    if (e.directory) out += '/';
+    out += "</a></td><td>";
+    char date[32] = "";
+    time_t t = time_t(e.mtime);
+    tm g;
+    if (gmtime_r(&t, &g)) strftime(date, sizeof date, "%Y-%m-%d %H:%M", &g);
+    out += date;
+    out += "</td><td class=\"n\">";
+    out += e.directory ? std::string("-") : std::to_string(e.size);
+    out += "</td></tr>\n";
+}
+
+void append_listing_end(std::string& out, size_t cut_at) {
+    out += "</table>\n";
+    if (cut_at > 0) {
+        out += "<p><strong>Listing cut at ";
+        out += std::to_string(cut_at);
+        out += " entries</strong>: the directory holds more. These are the first ";
+        out += std::to_string(cut_at);
+        out += " it gave, sorted.</p>\n";
     }
-    out += "</table>\n</body>\n</html>\n";
-    return out;
+    out += "</body>\n</html>\n";
 }
 
 }  // namespace rivet::files

@@ -1,6 +1,9 @@
 // rivet::StaticFiles: from a request to the file that answers it (see static_files.hpp).
 #include <rivet/static_files.hpp>
 
+#include <rivet/event_loop.hpp>
+#include <rivet/stream.hpp>
+
 #include <time.h>
 
 #include <mutex>
@@ -9,6 +12,7 @@
 #include "app/static/directory_listing.hpp"
 #include "app/static/file_cache.hpp"
 #include "app/static/file_response.hpp"
+#include "app/static/listing_page.hpp"
 #include "app/static/mime_types.hpp"
 #include "app/static/path_resolver.hpp"
 #include "core/clock.hpp"
@@ -192,12 +196,31 @@ void StaticFiles::Impl::redirect_to_directory(const Request& req, std::string_vi
 }
 
 void StaticFiles::Impl::listing(std::string_view key, Response& res) {
-    int status = 500;
-    auto entries = files::read_directory(root, key, options.follow_symlinks, status);
-    if (!entries) return plain(res, status);
+    auto directory =
+        std::make_unique<files::DirectoryReader>(root, std::string(key), options.follow_symlinks);
+    if (directory->status()) return plain(res, directory->status());
     std::string shown = mount + "/";
     if (!key.empty()) shown += std::string(key) + "/";
-    res.html(files::render_listing(shown, std::move(*entries)));
+    auto page = std::make_shared<files::ListingPage>(std::move(shown), std::move(directory),
+                                                     options.listing_max_entries);
+    res.stream(
+        [page](std::string& out, const StreamWaker& waker) {
+            switch (page->next(out)) {
+                case files::ListingPage::Step::More:
+                    return StreamStatus::More;
+                case files::ListingPage::Step::Done:
+                    return StreamStatus::Done;
+                case files::ListingPage::Step::Yield:
+                    break;
+            }
+            // The next batch of the directory after what the loop has ready: a wake from a
+            // posted function, since one given now would have the engine call again at once.
+            EventLoop* loop = EventLoop::current();
+            if (!loop) return StreamStatus::More;  // not on a loop: nobody else to serve
+            loop->post([waker] { waker.wake(); });
+            return StreamStatus::Waiting;
+        },
+        "text/html; charset=utf-8");
     res.header("Cache-Control", "no-cache");
 }
 
