@@ -21,6 +21,7 @@
 
 #include <rivet/async_reply.hpp>
 #include <rivet/event_loop.hpp>
+#include <rivet/event_stream.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/limits.hpp>
 #include <rivet/method.hpp>
@@ -55,6 +56,10 @@ concept WaitingHandlerFn = CoroutineHandlerFn<F> || AsyncReplyHandlerFn<F>;
 // set (by middleware, by the HttpError) stay. The default writes {"error": "Not Found"}.
 using ErrorHandler = std::function<void(const Request&, Response&, const ErrorInfo&)>;
 
+// Where App::publish's messages go: this instance's subscribers only, or every instance's
+// that names the same Redis (RunOptions::pubsub).
+enum class PubSub : uint8_t { Local, Redis };
+
 struct RunOptions {
     std::string host = "0.0.0.0";
     uint16_t port = 8080;
@@ -86,6 +91,10 @@ struct RunOptions {
     TlsOptions tls{};
     bool quiet = false;       // no "listening on" line
     OperationsOptions ops{};  // logs, rate limiting, admin endpoints (rivet/operations.hpp)
+    // Redis: App::publish reaches the subscribers of every instance subscribed to the Redis at
+    // ops.rate_limit.redis (one Redis address for all shared state; the rate limit need not be
+    // on), through Redis pub/sub. start() throws std::invalid_argument when that is empty.
+    PubSub pubsub = PubSub::Local;
     // run() calls this on SIGHUP (after reopening the log files), e.g. to re-read a
     // configuration file and pass it to reconfigure().
     std::function<void()> on_reload{};
@@ -188,10 +197,15 @@ public:
     // the rate limit and the middleware, then the connection speaks RFC 6455 with `behavior`.
     Route ws(std::string_view pattern, WebSocketBehavior behavior);
     // From any thread, while running: `message` goes to every WebSocket subscribed to `topic`
-    // on every loop (one frame made once, compressed at most once). Publishing must end before
-    // stop() returns.
+    // on every loop (one frame made once, compressed at most once) and, when it is text, to
+    // every event stream subscribed to it; with RunOptions::pubsub Redis, on every instance
+    // too. Publishing must end before stop() returns.
     void publish(std::string_view topic, std::string_view message,
                  MessageKind kind = MessageKind::Text);
+    // From any thread, while running: every text message published to `topic` reaches
+    // `stream` as an event named `topic` (data: the message), until the stream closes. Binary
+    // messages do not: an event stream carries text.
+    void subscribe(std::string_view topic, const EventStream& stream);
 
     // While running: I/O loop `i` (0 .. threads-1), to post work or set timers from outside.
     EventLoop& loop(unsigned i);

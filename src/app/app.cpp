@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "app/app_impl.hpp"
 #include "app/async/loop_services.hpp"
 #include "app/operations/error_log.hpp"
+#include "app/operations/shared_rate_limit.hpp"
 #include "app/request/method.hpp"
 #include "app/server_options.hpp"
 #include "app/tls_options.hpp"
@@ -191,6 +193,13 @@ uint16_t App::start(const RunOptions& options) {
     if (impl_->server) throw std::logic_error("the app is already running");
     if (!options.admin_listen_fds.empty() && options.ops.admin.admin_port == 0)
         throw std::invalid_argument("admin_listen_fds needs ops.admin.admin_port set");
+    std::optional<redis::Endpoint> pubsub_redis;
+    if (options.pubsub == PubSub::Redis) {
+        pubsub_redis = app::SharedRateLimit::parse_endpoint(options.ops.rate_limit.redis);
+        if (!pubsub_redis)
+            throw std::invalid_argument(
+                "pubsub Redis needs ops.rate_limit.redis: HOST:PORT with an IP address");
+    }
     impl_->options = options;
     engine::ServerConfig config = app::server_config(options);
     impl_->start_tls(options, config);  // before any thread starts: a bad certificate stops here
@@ -227,6 +236,17 @@ uint16_t App::start(const RunOptions& options) {
     for (auto& route : impl_->websocket_routes) {
         route->topics = impl_->topics.get();
         route->ops = impl_->ops.get();
+    }
+    if (pubsub_redis) {  // before the loops run: the relay's connection joins loop 0
+        std::vector<net::Loop*> relay_loops;
+        for (unsigned i = 0; i < impl_->server->threads(); ++i)
+            relay_loops.push_back(&impl_->server->loop(i));
+        impl_->relay = std::make_unique<app::TopicRelay>(
+            std::move(relay_loops), *pubsub_redis, impl_->ops->metrics(),
+            [impl](std::string_view topic, std::string_view message, MessageKind kind) {
+                impl->deliver_locally(topic, message, kind);
+            });
+        impl_->relay->start();
     }
     impl_->loops->set_metrics(&impl_->ops->metrics());
     if (impl_->admin_server) impl_->admin_server->start();
@@ -286,8 +306,10 @@ void App::stop() {
     impl_->admin_server.reset();
     impl_->ops->stop();  // every answered request is in the access log file now
     impl_->loops.reset();
+    impl_->relay.reset();   // the loops' threads have ended; their loops are still there
     impl_->server.reset();  // WebSockets still open end here: their on_close sees the topics
     impl_->topics.reset();
+    impl_->stream_topics.clear();
     impl_->pool.reset();
     impl_->ops.reset();
     impl_->tls_context.reset();

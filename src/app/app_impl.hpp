@@ -15,6 +15,8 @@
 #include "app/middleware/middleware_chain.hpp"
 #include "app/operations/operations.hpp"
 #include "app/routing/router.hpp"
+#include "app/websocket/stream_topics.hpp"
+#include "app/websocket/topic_relay.hpp"
 #include "app/websocket/topics.hpp"
 #include "app/websocket/websocket_core.hpp"
 #include "engine/exchange.hpp"
@@ -75,7 +77,11 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
     // App::ws routes (their handshake handlers share them) and the topics they publish to.
     std::vector<std::shared_ptr<app::WebSocketRoute>> websocket_routes;
-    std::unique_ptr<app::Topics> topics;  // while running
+    std::unique_ptr<app::Topics> topics;     // while running
+    app::StreamTopics stream_topics;         // event streams subscribed (App::subscribe)
+    std::unique_ptr<app::TopicRelay> relay;  // RunOptions::pubsub Redis, while running
+    // App::publish's delivery to this instance's subscribers (and the relay's, from Redis).
+    void deliver_locally(std::string_view topic, std::string_view message, MessageKind kind);
     ShutdownSignal shutdown;  // fired once, at the stop's first sign (App::shutdown_signal)
     std::unique_ptr<app::EventLoops> loops;  // rivet::EventLoop of each I/O loop
 

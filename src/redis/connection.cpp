@@ -108,6 +108,33 @@ void Connection::command(std::span<const std::string_view> args, ReplyFn done) {
     }
 }
 
+void Connection::psubscribe(std::string_view pattern, ReplyFn each) {
+    on_push_ = std::make_shared<ReplyFn>(std::move(each));
+    if (!open()) {
+        // Posted, as command()'s: the caller is never called back from inside its own call.
+        loop_.post([fn = on_push_, alive = std::weak_ptr<bool>(alive_),
+                    why = "Redis unavailable: " + last_failure_] {
+            if (!alive.expired()) (*fn)(nullptr, why);
+        });
+        return;
+    }
+    const char* argv[] = {"PSUBSCRIBE", pattern.data()};
+    const size_t lens[] = {10, pattern.size()};
+    if (redisAsyncCommandArgv(ctx_, on_push, on_push_.get(), 2, argv, lens) != REDIS_OK) {
+        loop_.post([fn = on_push_, alive = std::weak_ptr<bool>(alive_)] {
+            if (!alive.expired()) (*fn)(nullptr, "Redis: command refused");
+        });
+    }
+}
+
+void Connection::on_push(redisAsyncContext* ctx, void* reply, void* privdata) {
+    auto& fn = *static_cast<ReplyFn*>(privdata);  // owned by the connection: not freed here
+    if (reply)
+        fn(static_cast<const redisReply*>(reply), {});
+    else
+        fn(nullptr, "Redis connection lost: " + failure_of(ctx, "closed"));
+}
+
 void Connection::on_reply(redisAsyncContext* ctx, void* reply, void* privdata) {
     std::unique_ptr<ReplyFn> fn(static_cast<ReplyFn*>(privdata));
     if (reply)

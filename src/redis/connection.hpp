@@ -49,6 +49,13 @@ public:
 
     // Sends one command (its arguments, binary-safe). Loop thread only.
     void command(std::span<const std::string_view> args, ReplyFn done);
+    // PSUBSCRIBE `pattern`: `each` is called with Redis's confirmation and then with every
+    // message ("pmessage", pattern, channel, payload), until the subscription ends: then once
+    // more with no reply (the connection lost, never made, or waiting to retry). Call it again
+    // to subscribe again (the connection is reopened); not from inside `each`. A subscribed
+    // connection carries nothing else (Redis's rule): command() is for other connections.
+    // Loop thread only.
+    void psubscribe(std::string_view pattern, ReplyFn each);
 
     State state() const { return state_; }
     net::Loop& loop() const { return loop_; }
@@ -64,6 +71,7 @@ private:
     static void on_connect(const redisAsyncContext* ctx, int status);
     static void on_disconnect(const redisAsyncContext* ctx, int status);
     static void on_reply(redisAsyncContext* ctx, void* reply, void* privdata);
+    static void on_push(redisAsyncContext* ctx, void* reply, void* privdata);
     static void add_read(void* self);
     static void del_read(void* self);
     static void add_write(void* self);
@@ -80,6 +88,8 @@ private:
     uint64_t retry_at_ms_ = 0;  // Down after a failure: no new attempt before this
     std::string last_failure_;
     uint64_t connects_ = 0;
+    // The subscription's callback: hiredis calls it many times, so the connection owns it.
+    std::shared_ptr<ReplyFn> on_push_;
     bool flush_pending_ = false;  // hiredis holds output to write at the turn's end
     bool flushing_ = false;
     // The turn-end hook outlives the connection (a loop keeps its hooks): it checks this first.

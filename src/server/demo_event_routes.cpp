@@ -1,7 +1,7 @@
 // The demo's pushed answers (rivet/event_stream.hpp, rivet/stream.hpp):
 //   GET /events            Server-Sent Events: a `tick` event every second, ids counting up
 //                          (a reconnecting client's Last-Event-ID resumes the count), and
-//                          whatever is published to the hub (add_event_routes' result).
+//                          what is published to the topic "chat" (App::subscribe).
 //                          For tests: ?every=MS (10..60000), ?limit=N (the stream ends after N
 //                          ticks; EventSource then reconnects), ?size=BYTES (pads each tick's
 //                          data), ?retry=MS (the client's reconnection delay).
@@ -20,7 +20,6 @@
 #include <rivet/stream.hpp>
 
 #include "server/demo_routes.hpp"
-#include "server/event_hub.hpp"
 #include "server/number_input.hpp"
 
 namespace rivet::server {
@@ -61,7 +60,7 @@ struct Ticker : std::enable_shared_from_this<Ticker> {
     }
 };
 
-void events_handler(const std::shared_ptr<EventHub>& hub, Request& req, Response& res) {
+void events_handler(App& app, Request& req, Response& res) {
     auto t = std::make_shared<Ticker>();
     t->every = std::chrono::milliseconds(query_count(req, "every", 1000, 10, 60'000));
     t->left = query_count(req, "limit", 0, 0, 1'000'000);
@@ -77,7 +76,7 @@ void events_handler(const std::shared_ptr<EventHub>& hub, Request& req, Response
     t->events.on_close([weak] {
         if (auto ticker = weak.lock()) ticker->timer.cancel();
     });
-    hub->add(t->events);
+    app.subscribe("chat", t->events);
     t->arm();
 }
 
@@ -127,11 +126,9 @@ void waiting_stream_handler(Request& req, Response& res) {
 
 }  // namespace
 
-std::shared_ptr<EventHub> add_event_routes(App& app) {
-    auto hub = std::make_shared<EventHub>();
-    app.get("/events", [hub](Request& req, Response& res) { events_handler(hub, req, res); });
+void add_event_routes(App& app) {
+    app.get("/events", [&app](Request& req, Response& res) { events_handler(app, req, res); });
     app.get("/stream/waiting", waiting_stream_handler);
-    return hub;
 }
 
 }  // namespace rivet::server

@@ -2,13 +2,12 @@
 //   GET /ws/echo   echoes every message, text and binary (permessage-deflate when offered)
 //   GET /ws/chat   every message is published to the topic "chat": every /ws/chat client on
 //                  every loop receives it (the sender too), and every /events client as a
-//                  `chat` event
+//                  `chat` event (text only); with --pubsub redis, on every instance
 #include "server/demo_routes.hpp"
-#include "server/event_hub.hpp"
 
 namespace rivet::server {
 
-void add_push_routes(App& app, std::shared_ptr<EventHub> events) {
+void add_push_routes(App& app) {
     WebSocketBehavior echo;
     // A mirror compresses what it was sent compressed, small messages too (Autobahn's 12.*.1
     // and 13.*.1 send 16 bytes; kosoku 0.1.0 fails on an uncompressed answer there, which
@@ -22,9 +21,8 @@ void add_push_routes(App& app, std::shared_ptr<EventHub> events) {
     WebSocketBehavior chat;
     chat.options.max_message = 64 * 1024;  // a chat line, not a file
     chat.on_open = [](WebSocket& ws) { ws.subscribe("chat"); };
-    chat.on_message = [&app, events](WebSocket&, std::string_view message, MessageKind kind) {
+    chat.on_message = [&app](WebSocket&, std::string_view message, MessageKind kind) {
         app.publish("chat", message, kind);
-        if (kind == MessageKind::Text) events->publish("chat", message);
     };
     app.ws("/ws/chat", std::move(chat));
 }

@@ -216,7 +216,8 @@ void add_demo_routes(App& app, const DemoOptions& options) {
     app.get("/cookies", cookies_handler);
     add_waiting_routes(app);
     add_form_routes(app);
-    add_push_routes(app, add_event_routes(app));
+    add_event_routes(app);
+    add_push_routes(app);
     add_trailer_routes(app);
 
     // Everything else under / is a file of the root (the demo page is its index.html); the

@@ -33,13 +33,12 @@ struct DemoOptions {
 void add_demo_routes(App& app, const DemoOptions& options);
 // /wait, /cpu and /later: handlers that wait without holding their loop (demo_waiting_routes.cpp).
 void add_waiting_routes(App& app);
-class EventHub;
-// /events (Server-Sent Events) and /stream/waiting (demo_event_routes.cpp). The hub holds the
-// open /events streams: EventHub::publish sends an event to all of them, from any thread.
-std::shared_ptr<EventHub> add_event_routes(App& app);
-// /ws/echo and /ws/chat: WebSockets (demo_push_routes.cpp); every chat message also goes to
-// the /events clients of `events` as a `chat` event.
-void add_push_routes(App& app, std::shared_ptr<EventHub> events);
+// /events (Server-Sent Events, subscribed to the topic "chat") and /stream/waiting
+// (demo_event_routes.cpp).
+void add_event_routes(App& app);
+// /ws/echo and /ws/chat: WebSockets (demo_push_routes.cpp); every chat message is published
+// to the topic "chat", which the /events clients get as a `chat` event.
+void add_push_routes(App& app);
 // /upload-form: an HTML form with files stored in a temporary directory; /upload-file: a body
 // stored as it is (demo_form_routes.cpp).
 void add_form_routes(App& app);

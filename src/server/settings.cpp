@@ -231,6 +231,25 @@ Section rate_limiting_section() {
         }};
 }
 
+// pubsub.share "redis" uses rate_limiting.redis's address: one Redis for all shared state.
+Section pubsub_section() {
+    Section s{
+        "pubsub",
+        "Pub/sub topics (App::publish)",
+        {
+            {"share",
+             choice<PubSub>({{"local", PubSub::Local}, {"redis", PubSub::Redis}}, REF(run.pubsub)),
+             "local, or redis: every instance naming rate_limiting.redis",
+             {flag("--pubsub", "MODE")}},
+        }};
+    s.check = [](const Config& c) -> std::string {
+        if (c.run.pubsub == PubSub::Redis && c.run.ops.rate_limit.redis.empty())
+            return "share \"redis\" needs rate_limiting.redis (the Redis's HOST:PORT)";
+        return {};
+    };
+    return s;
+}
+
 Section logging_section() {
     return {"logging",
             "Logs",
@@ -371,9 +390,9 @@ Section metrics_section() {
 
 const std::vector<Section>& schema() {
     static const std::vector<Section> sections = {
-        server_section(),        threading_section(), cache_section(),  compression_section(),
-        rate_limiting_section(), logging_section(),   limits_section(), static_section(),
-        metrics_section(),       tls_section(),
+        server_section(),        threading_section(), cache_section(),   compression_section(),
+        rate_limiting_section(), pubsub_section(),    logging_section(), limits_section(),
+        static_section(),        metrics_section(),   tls_section(),
     };
     return sections;
 }

@@ -52,6 +52,14 @@ void Metrics::count_rate_limit_fallback(unsigned loop) {
     bump(blocks_[loop]->rate_limit_fallbacks);
 }
 
+void Metrics::count_pubsub(unsigned loop, PubSub what) {
+    Block& b = *blocks_[std::min<size_t>(loop, blocks_.size() - 1)];
+    auto& counter = what == PubSub::Unshared   ? b.pubsub_unshared
+                    : what == PubSub::Received ? b.pubsub_received
+                                               : b.pubsub_reconnects;
+    add(counter);  // rare next to requests: a locked add, whichever block
+}
+
 void Metrics::record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros) {
     Block& b = *blocks_.back();
     if (route < routes_.size()) add(b.by_route[counter_of(route, protocol, status)]);
@@ -110,6 +118,9 @@ Metrics::Totals Metrics::totals() const {
         t.event_streams_closed += b->event_streams_closed.load(std::memory_order_relaxed);
         t.event_streams_slow += b->event_streams_slow.load(std::memory_order_relaxed);
         t.events_sent += b->events_sent.load(std::memory_order_relaxed);
+        t.pubsub_unshared += b->pubsub_unshared.load(std::memory_order_relaxed);
+        t.pubsub_received += b->pubsub_received.load(std::memory_order_relaxed);
+        t.pubsub_reconnects += b->pubsub_reconnects.load(std::memory_order_relaxed);
     }
     return t;
 }

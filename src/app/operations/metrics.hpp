@@ -56,6 +56,13 @@ public:
     void count_event_stream_opened(unsigned loop);
     void count_event_stream_closed(unsigned loop, bool slow);  // slow: past its hard bound
     void count_events_sent(unsigned loop, uint64_t events);
+    // Topics shared through Redis (app/websocket/topic_relay.hpp), on loop `loop`'s thread.
+    enum class PubSub : uint8_t {
+        Unshared,    // published here while Redis could not take it: delivered here only
+        Received,    // published by another instance, delivered here
+        Reconnects,  // the subscription made again after Redis went away
+    };
+    void count_pubsub(unsigned loop, PubSub what);
 
     using ClassCounts = std::array<uint64_t, kClasses>;
     struct Totals {
@@ -72,6 +79,9 @@ public:
         uint64_t event_streams_closed = 0;
         uint64_t event_streams_slow = 0;  // closed because the client read too slowly
         uint64_t events_sent = 0;
+        uint64_t pubsub_unshared = 0;
+        uint64_t pubsub_received = 0;
+        uint64_t pubsub_reconnects = 0;
     };
     Totals totals() const;
     const std::vector<RouteLabel>& routes() const { return routes_; }
@@ -91,6 +101,9 @@ private:
         std::atomic<uint64_t> event_streams_closed{0};
         std::atomic<uint64_t> event_streams_slow{0};
         std::atomic<uint64_t> events_sent{0};
+        std::atomic<uint64_t> pubsub_unshared{0};
+        std::atomic<uint64_t> pubsub_received{0};
+        std::atomic<uint64_t> pubsub_reconnects{0};
     };
     static size_t bucket_of(uint64_t micros);
     static size_t class_of(int status);

@@ -279,6 +279,21 @@ std::string prometheus_text(const Snapshot& s) {
          "shared limit's Redis (unreachable): by the configured fallback.");
     line(out, "# TYPE rivet_rate_limit_redis_fallbacks_total counter");
     sample(out, "rivet_rate_limit_redis_fallbacks_total", t.rate_limit_fallbacks);
+    line(out,
+         "# HELP rivet_pubsub_redis_unshared_total Messages published here while Redis could "
+         "not take them: delivered to this instance's subscribers only.");
+    line(out, "# TYPE rivet_pubsub_redis_unshared_total counter");
+    sample(out, "rivet_pubsub_redis_unshared_total", t.pubsub_unshared);
+    line(out,
+         "# HELP rivet_pubsub_redis_received_total Messages published by other instances and "
+         "delivered to this one's subscribers through Redis.");
+    line(out, "# TYPE rivet_pubsub_redis_received_total counter");
+    sample(out, "rivet_pubsub_redis_received_total", t.pubsub_received);
+    line(out,
+         "# HELP rivet_pubsub_redis_reconnects_total Times the topics' Redis subscription was "
+         "made again after Redis went away.");
+    line(out, "# TYPE rivet_pubsub_redis_reconnects_total counter");
+    sample(out, "rivet_pubsub_redis_reconnects_total", t.pubsub_reconnects);
     line(out, "# HELP rivet_rate_limit_clients Client buckets held (at most the capacity).");
     line(out, "# TYPE rivet_rate_limit_clients gauge");
     sample(out, "rivet_rate_limit_clients", s.rate_limit_clients);
@@ -347,6 +362,9 @@ std::string status_json(const Snapshot& s) {
     j["rate_limiting"] = s.rate_limiting;
     j["rate_limited"] = t.rate_limited;
     j["rate_limit_redis_fallbacks"] = t.rate_limit_fallbacks;
+    j["pubsub_redis"] = {{"unshared", t.pubsub_unshared},
+                         {"received", t.pubsub_received},
+                         {"reconnects", t.pubsub_reconnects}};
     j["rate_limit_clients"] = s.rate_limit_clients;
     if (s.serving.has_cache)
         j["cache"] = {{"hits", s.serving.cache_hits}, {"misses", s.serving.cache_misses}};

@@ -129,11 +129,23 @@ App::Route App::ws(std::string_view pattern, WebSocketBehavior behavior) {
     return get(pattern, [route](Request& req, Response& res) { handshake(*route, req, res); });
 }
 
-void App::publish(std::string_view topic, std::string_view message, MessageKind kind) {
-    if (!impl_->topics) return;  // not running: nobody is subscribed
+void App::Impl::deliver_locally(std::string_view topic, std::string_view message,
+                                MessageKind kind) {
     auto prepared = std::make_shared<const engine::PreparedMessage>(
         kind == MessageKind::Binary ? http::ws::Opcode::Binary : http::ws::Opcode::Text, message);
-    impl_->topics->publish(topic, std::move(prepared));
+    topics->publish(topic, std::move(prepared));
+    if (kind == MessageKind::Text) stream_topics.publish(topic, message);
+}
+
+void App::publish(std::string_view topic, std::string_view message, MessageKind kind) {
+    if (!impl_->topics) return;  // not running: nobody is subscribed
+    // Here at once, never back through Redis (app/websocket/topic_relay.hpp says why).
+    impl_->deliver_locally(topic, message, kind);
+    if (impl_->relay) impl_->relay->share(topic, message, kind);
+}
+
+void App::subscribe(std::string_view topic, const EventStream& stream) {
+    impl_->stream_topics.subscribe(topic, stream);
 }
 
 }  // namespace rivet
