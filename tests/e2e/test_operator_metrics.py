@@ -10,7 +10,7 @@ from prometheus_client import parser
 
 from ops_e2e import free_port, get, statuses, wait_for, write_config
 from rivet_e2e import SLOW, Conn, build_request
-from test_tls_ops import live_copy, replace
+from tls_e2e import curl, live_copy, replace
 
 HIST = "rivet_http_request_duration_seconds"
 
@@ -139,6 +139,13 @@ def test_in_flight_counts_the_requests_still_waiting(rivet):
     # Their clients left: each wait is cancelled, and only the scrape is left.
     wait_for(lambda: value(scrape(srv), "rivet_http_requests_in_flight") == 1, 10,
              "only the scrape in flight")
+    # HTTP/2 streams (h2c by prior knowledge) end their requests the same way: answered at
+    # once, later (a timer), or by a worker.
+    for path in ("/hello", "/wait?ms=10", "/work?n=10"):
+        p = curl("--http2-prior-knowledge", "-o", "/dev/null",
+                 f"http://{srv.host}:{srv.port}{path}")
+        assert p.returncode == 0, p.stderr
+    assert value(scrape(srv), "rivet_http_requests_in_flight") == 1
 
 
 def test_open_fds_rise_with_open_connections_and_the_limit_is_shown(rivet):
@@ -174,7 +181,8 @@ def test_certificate_expiry_matches_the_file_and_follows_a_reload(rivet, tls_cer
     srv.send_signal(signal.SIGHUP)
     wait_for(lambda: "TLS certificates reloaded" in srv.stderr(), what="the reload line")
     f = scrape(srv)
-    assert value(f, name, file=str(cert)) == not_after(short.cert) < not_after(tls_certs.server.cert)
+    now_valid_until = value(f, name, file=str(cert))
+    assert now_valid_until == not_after(short.cert) < not_after(tls_certs.server.cert)
 
 
 def test_draining_is_1_in_the_lame_duck(rivet):
