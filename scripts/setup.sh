@@ -72,14 +72,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# Python modules of the tests, from PyPI: pytest; prometheus_client (the /metrics tests read the
-# exposition with Prometheus' own parser); brotli and zstandard (the compression tests decode
+# Python modules of the tests, from PyPI: pytest; brotli and zstandard (the compression tests decode
 # with the reference libraries' bindings; gzip is in the standard library); websockets (the
 # WebSocket load generator's own test, bench/test_ws_bench.py, checks it against an independent
 # server; the e2e tests of examples/notes_feed.cpp and public/chat.html use it as a client);
 # requests (test_forms.py: a real client's multipart encoder, streaming a generator; the sessions
 # tests, test_sessions.py: a real client's cookie handling).
-for module in pytest prometheus_client brotli zstandard websockets requests; do
+for module in pytest brotli zstandard websockets requests; do
   if ! python3 -c "import $module" >/dev/null 2>&1; then
     echo "setup: installing $module"
     python3 -m pip install -q "$module"
@@ -97,8 +96,11 @@ fi
 # test's DevTools protocol client (test_websocket_clients.py). The HTTP/2 tests: h2 (with its
 # hyperframe and hpack, the raw frames of test_http2_attacks.py) and httpx, a real client
 # that speaks HTTP/2 through h2 (test_http2_clients.py). pytest-xdist: `make e2e` runs the
-# end-to-end tests in two processes (E2E_JOBS).
-declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4 [h2]=4.3.0 [httpx]=0.28.1 [pytest-xdist]=3.6.1)
+# end-to-end tests in two processes (E2E_JOBS). prometheus_client: the /metrics tests read the
+# exposition with Prometheus' own parser (text_string_to_metric_families), pinned so that what
+# "parses" means does not move under them.
+declare -A pinned=([kosoku]=0.1.0 [websockets]=17.4 [h2]=4.3.0 [httpx]=0.28.1 [pytest-xdist]=3.6.1
+                   [prometheus_client]=0.26.0)
 for pkg in "${!pinned[@]}"; do
   have=$(python3 -c "import importlib.metadata as m; print(m.version('$pkg'))" 2>/dev/null || true)
   if [ "$have" != "${pinned[$pkg]}" ]; then

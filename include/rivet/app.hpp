@@ -269,7 +269,13 @@ public:
     // main port, limits and timeouts, TLS certificates: re-read from options.tls's files, the
     // old ones kept if the new ones fail); the address, threads, workers and whether TLS is on
     // stay. Returns the problems (e.g. a log file that cannot be opened), empty when none.
+    // /metrics shows how it went: rivet_config_last_reload_successful is 1 when there were
+    // none, 0 otherwise.
     std::string reconfigure(const RunOptions& options);
+    // While running: a reload refused before reconfigure() could be called (a configuration
+    // file that does not parse); /metrics shows rivet_config_last_reload_successful 0 until a
+    // reconfigure() succeeds.
+    void reload_refused();
 
 private:
     Route add_coroutine(Method method, std::string_view pattern, CoroutineHandler handler);

@@ -221,6 +221,7 @@ uint16_t App::start(const RunOptions& options) {
     };
     try {
         start_operations(options);
+        impl_->publish_certificates();
         // Bound and opened, not yet accepting: as nginx's workers, serve only once dropped.
         if (options.on_bound) options.on_bound();
     } catch (...) {
@@ -299,6 +300,7 @@ void App::stop() {
     if (!impl_->server) return;
     impl_->shutdown.trigger();  // before the drain: long-lived answers can end first
     impl_->loops->cancel_spawned();
+    impl_->ops->begin_lame_duck();  // draining: readiness fails, rivet_draining says 1
     if (impl_->admin_server) impl_->admin_server->drain();
     impl_->server->drain();
     impl_->server->wait();
@@ -357,7 +359,14 @@ std::string App::reconfigure(const RunOptions& options) {
     impl_->options.limits = options.limits;
     impl_->options.timeouts = options.timeouts;
     impl_->options.ops = ops;
+    impl_->ops->note_reload(problems.empty() ? app::ReloadOutcome::Result::Applied
+                                             : app::ReloadOutcome::Result::Refused);
     return problems;
+}
+
+void App::reload_refused() {
+    if (!impl_->server) throw std::logic_error("the app is not running");
+    impl_->ops->note_reload(app::ReloadOutcome::Result::Refused);
 }
 
 namespace {
@@ -409,10 +418,13 @@ void App::run(const RunOptions& options) {
         const uint64_t reloads = impl_->tls_reload_attempts;
         if (options.on_reload) options.on_reload();
         if (impl_->tls_context && impl_->tls_reload_attempts == reloads) {  // not reconfigured
-            if (auto e = impl_->reload_tls(impl_->options.tls); !e.empty())
+            std::string e = impl_->reload_tls(impl_->options.tls);
+            if (!e.empty())
                 app::log_error("rivet: " + e);
             else
                 impl_->server->reconfigure(impl_->live_config(impl_->options));
+            impl_->ops->note_reload(e.empty() ? app::ReloadOutcome::Result::Applied
+                                              : app::ReloadOutcome::Result::Refused);
         }
     }
     auto serving = Impl::Ending::Serving;

@@ -97,6 +97,8 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     // Loads `next`'s certificates in place of the current ones; returns the problem (the old
     // ones are kept) or "" when they were replaced or TLS is off.
     std::string reload_tls(const TlsOptions& next);
+    // Tells the metrics the current certificates' expiry (at the start and after a reload).
+    void publish_certificates();
     // The engine's live settings from `options`: the listener's own as started, the current
     // TLS context.
     engine::ServerConfig live_config(const RunOptions& options) const;

@@ -91,7 +91,15 @@ std::string App::Impl::reload_tls(const TlsOptions& next) {
     options.tls.hsts_max_age_s = kept.hsts_max_age_s;
     options.tls.hsts_include_subdomains = kept.hsts_include_subdomains;
     app::log_info("rivet: TLS certificates reloaded");
+    publish_certificates();
     return {};
+}
+
+void App::Impl::publish_certificates() {
+    if (!tls_context || !ops) return;
+    std::vector<app::CertificateExpiry> expiries;
+    for (auto& e : tls_context->expiries()) expiries.push_back({e.cert_file, e.not_after_s});
+    ops->set_certificates(std::move(expiries));
 }
 
 engine::ServerConfig App::Impl::live_config(const RunOptions& o) const {

@@ -90,6 +90,7 @@ void Deferred::complete(Reply&& reply) {
     thread_ = nullptr;
     // The connection is gone (its cancel won): nothing to deliver, and nothing to wake.
     if (!state_->settle(DeferredState::kCompleted)) return;
+    thread->stats().deferred_completed.fetch_add(1, std::memory_order_relaxed);
     // On the loop already (a worker's answer arrives through one posted task, a coroutine
     // resumes from a timer): one hop is enough.
     if (thread->can_deliver_in_place())

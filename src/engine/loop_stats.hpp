@@ -126,12 +126,14 @@ struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
     uint64_t open_connections = 0;
-    uint64_t bytes_in = 0;         // read from client sockets
-    uint64_t bytes_out = 0;        // written to them (sendfile included)
-    uint64_t bodies_waiting = 0;   // connections whose buffered body waits for the body budget
-    uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
-    uint64_t cancelled = 0;        // deferred answers whose connection closed before they came
-    uint64_t proxy_refused = 0;    // connections closed for an invalid PROXY protocol header
+    uint64_t bytes_in = 0;            // read from client sockets
+    uint64_t bytes_out = 0;           // written to them (sendfile included)
+    uint64_t bodies_waiting = 0;      // connections whose buffered body waits for the body budget
+    uint64_t body_bytes_held = 0;     // reserved by buffered bodies now (Server::stats only)
+    uint64_t cancelled = 0;           // deferred answers whose connection closed before they came
+    uint64_t answered = 0;            // requests answered within serve() (not deferred)
+    uint64_t deferred_completed = 0;  // deferred answers completed (before any cancel)
+    uint64_t proxy_refused = 0;       // connections closed for an invalid PROXY protocol header
     TlsHandshakes tls_handshakes;
     std::array<uint64_t, kTlsFailureKinds> tls_failures{};
     WebSocketStats websockets;
@@ -146,6 +148,8 @@ struct ServerStats {
         bodies_waiting += o.bodies_waiting;
         body_bytes_held += o.body_bytes_held;
         cancelled += o.cancelled;
+        answered += o.answered;
+        deferred_completed += o.deferred_completed;
         proxy_refused += o.proxy_refused;
         tls_handshakes.full_tls12 += o.tls_handshakes.full_tls12;
         tls_handshakes.full_tls13 += o.tls_handshakes.full_tls13;
@@ -155,6 +159,14 @@ struct ServerStats {
         websockets += o.websockets;
         http2 += o.http2;
         return *this;
+    }
+
+    // Requests served and not answered yet: each one is answered within serve(), or deferred
+    // and then completed or cancelled, exactly once. The counters are read one after the other
+    // while the loops run: an answer counted after its request was read must not wrap it.
+    uint64_t in_flight() const {
+        uint64_t ended = answered + deferred_completed + cancelled;
+        return requests > ended ? requests - ended : 0;
     }
 };
 
@@ -168,6 +180,10 @@ struct LoopStats {
     std::atomic<uint64_t> bytes_in{0};
     std::atomic<uint64_t> bytes_out{0};
     std::atomic<uint64_t> cancelled{0};
+    std::atomic<uint64_t> answered{0};
+    // From any thread (a worker completes a Deferred): the one counter here added with a locked
+    // add; a deferred answer is rare beside the loop's own.
+    std::atomic<uint64_t> deferred_completed{0};
     std::atomic<uint64_t> bodies_waiting{0};  // a gauge
     std::atomic<uint64_t> proxy_refused{0};
     std::atomic<uint64_t> tls_full_tls12{0}, tls_full_tls13{0}, tls_resumed_tls12{0},
@@ -202,6 +218,8 @@ struct LoopStats {
         s.bytes_out = bytes_out.load(r);
         s.bodies_waiting = bodies_waiting.load(r);
         s.cancelled = cancelled.load(r);
+        s.answered = answered.load(r);
+        s.deferred_completed = deferred_completed.load(r);
         s.proxy_refused = proxy_refused.load(r);
         s.tls_handshakes = {tls_full_tls12.load(r), tls_full_tls13.load(r),
                             tls_resumed_tls12.load(r), tls_resumed_tls13.load(r)};

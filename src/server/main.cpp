@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
             if (next.action != CommandLine::Action::Serve) {
                 rivet::app::log_error("reload: configuration refused, the old one stays: " +
                                       next.error);
+                app.reload_refused();
                 return;
             }
             warn_fixed_settings(current, next);

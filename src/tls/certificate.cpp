@@ -206,7 +206,10 @@ std::optional<Certificate> read_certificate(const CertificateFiles& files, bool 
     if (problems.size() != before) return std::nullopt;
 
     c.names = dns_names(c.chain[0].get());
-    c.expires = date_text(X509_get0_notAfter(c.chain[0].get()));
+    const ASN1_TIME* not_after = X509_get0_notAfter(c.chain[0].get());
+    c.expires = date_text(not_after);
+    std::tm tm{};
+    if (ASN1_TIME_to_tm(not_after, &tm) == 1) c.not_after_s = int64_t(timegm(&tm));
     return c;
 }
 

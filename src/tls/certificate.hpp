@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@ struct Certificate {
     PkeyPtr key;
     std::vector<std::string> names;  // lower-case DNS names, maybe "*.example.com"
     std::string expires;             // the leaf's notAfter, "YYYY-MM-DD"
+    int64_t not_after_s = 0;         // the same, in seconds since the Unix epoch
 };
 
 // Reads and checks one pair. Each problem found is appended to `problems` as one line that names

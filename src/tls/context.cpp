@@ -94,6 +94,7 @@ struct State {
         std::string cert_file;
         std::vector<std::string> names;
         std::string expires;
+        int64_t not_after_s = 0;
     };
     Settings settings;
     std::shared_ptr<TicketKeys> keys;
@@ -261,7 +262,8 @@ std::shared_ptr<const Context> Context::load(const Settings& settings,
         // brings a new one (on_ticket). With neither
         // tickets nor cache there is nothing to resume: none.
         SSL_CTX_set_num_tickets(ctx.get(), tickets || cache ? 1 : 0);
-        impl.entries.push_back({std::move(ctx), c.cert_file, std::move(c.names), c.expires});
+        impl.entries.push_back(
+            {std::move(ctx), c.cert_file, std::move(c.names), c.expires, c.not_after_s});
     }
     return context;
 }
@@ -285,6 +287,12 @@ std::vector<std::string> Context::describe() const {
         lines.push_back(line + " (expires " + e.expires + ")");
     }
     return lines;
+}
+
+std::vector<Context::Expiry> Context::expiries() const {
+    std::vector<Expiry> out;
+    for (const State::Entry& e : impl_->entries) out.push_back({e.cert_file, e.not_after_s});
+    return out;
 }
 
 std::vector<std::string> check(const Settings& settings) {

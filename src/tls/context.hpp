@@ -4,6 +4,7 @@
 // HTTP: the engine moves the bytes (tls::Session).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,13 @@ public:
     // One line per certificate, for the startup log: "cert.pem: localhost, *.example.com (expires
     // 2027-11-23)".
     std::vector<std::string> describe() const;
+    // Each certificate's file and the end of its validity (notAfter, seconds since the Unix
+    // epoch), in the order of the settings: what the metrics show of them.
+    struct Expiry {
+        std::string cert_file;
+        int64_t not_after_s = 0;
+    };
+    std::vector<Expiry> expiries() const;
 
 private:
     Context();

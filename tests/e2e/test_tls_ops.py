@@ -15,22 +15,8 @@ import pytest
 from ops_e2e import rss_kib, wait_for
 from rivet_e2e import BIN, SANITIZED, SLOW, build_request, raise_nofile
 from tls_certs import served_certificate
-from tls_e2e import TlsConn, client_context, start_tls, tls_connect, tls_get
-
-
-def live_copy(tmp_path, leaf):
-    """The leaf's files copied to names the server keeps (live.pem, live.key)."""
-    cert, key = tmp_path / "live.pem", tmp_path / "live.key"
-    shutil.copyfile(leaf.cert, cert)
-    shutil.copyfile(leaf.key, key)
-    return cert, key
-
-
-def replace(path, data: bytes):
-    """Atomically, as a deploy tool would (write beside, rename over)."""
-    tmp = path.with_suffix(".new")
-    tmp.write_bytes(data)
-    tmp.rename(path)
+from tls_e2e import (TlsConn, client_context, live_copy, replace, start_tls, tls_connect,
+                     tls_get)
 
 
 def serial(srv, certs) -> int:

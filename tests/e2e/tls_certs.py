@@ -114,21 +114,22 @@ class TlsCerts:
         return conf
 
     def _sign(self, key: Path, cn: str, out: Path, issuer: Path, issuer_key: Path,
-              ext_text: str) -> int:
+              ext_text: str, days: int = 825) -> int:
         csr = out.with_suffix(".csr")
         ext = out.with_suffix(".ext")
         ext.write_text(ext_text)
         openssl("req", "-new", "-key", key, "-subj", f"/CN={cn}", "-out", csr, cwd=self.dir)
         serial = self._next_serial()
-        openssl("x509", "-req", "-in", csr, "-CA", issuer, "-CAkey", issuer_key, "-days", "825",
+        openssl("x509", "-req", "-in", csr, "-CA", issuer, "-CAkey", issuer_key, "-days", str(days),
                 "-sha256", "-set_serial", serial, "-extfile", ext, "-out", out, cwd=self.dir)
         return serial
 
-    def leaf(self, name: str, cn: str, sans: list[str]) -> Leaf:
-        """A new leaf signed by the intermediate; its file holds leaf + intermediate."""
+    def leaf(self, name: str, cn: str, sans: list[str], days: int = 825) -> Leaf:
+        """A new leaf signed by the intermediate, valid `days` from now; its file holds leaf +
+        intermediate."""
         key = self._key(name)
         only = self.dir / f"{name}.leaf.pem"
-        serial = self._sign(key, cn, only, self.intermediate, self._int_key, leaf_ext(sans))
+        serial = self._sign(key, cn, only, self.intermediate, self._int_key, leaf_ext(sans), days)
         chain = self.dir / f"{name}.pem"
         chain.write_text(only.read_text() + self.intermediate.read_text())
         return Leaf(chain, key, cn, serial)

@@ -4,6 +4,7 @@ on the command line, and the TLS counters of /metrics."""
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 import ssl
 import subprocess
@@ -17,6 +18,21 @@ def start_tls(rivet, certs, *extra, leaf=None, base=BASE_ARGS, **kw):
     """rivet with the default test certificate (or `leaf`) on an ephemeral TLS port."""
     leaf = leaf or certs.server
     return rivet(args=(*base, *leaf.args(), "--tls-port", "0", *extra), **kw)
+
+
+def live_copy(tmp_path, leaf):
+    """The leaf's files copied to names the server keeps (live.pem, live.key)."""
+    cert, key = tmp_path / "live.pem", tmp_path / "live.key"
+    shutil.copyfile(leaf.cert, cert)
+    shutil.copyfile(leaf.key, key)
+    return cert, key
+
+
+def replace(path, data: bytes):
+    """Atomically, as a deploy tool would (write beside, rename over)."""
+    tmp = path.with_suffix(".new")
+    tmp.write_bytes(data)
+    tmp.rename(path)
 
 
 def client_context(certs, min_version=None, max_version=None) -> ssl.SSLContext:

@@ -28,18 +28,25 @@ size_t Metrics::bucket_of(uint64_t micros) {
     return i;
 }
 
+const char* Metrics::class_name(size_t status_class) {
+    static const char* const names[kClasses] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+    return names[status_class < kClasses ? status_class : kClasses - 1];
+}
+
 size_t Metrics::class_of(int status) {
     int c = status / 100 - 1;
     return c < 0 ? 0 : c > 4 ? 4 : size_t(c);
 }
 
-void Metrics::record(unsigned loop, uint32_t route, Protocol protocol, int status,
+void Metrics::record(unsigned loop, uint32_t route, Protocol protocol, Method method, int status,
                      uint64_t micros) {
-    if (loop + 1 >= blocks_.size()) return record_shared(route, protocol, status, micros);
+    if (loop + 1 >= blocks_.size()) return record_shared(route, protocol, method, status, micros);
     Block& b = *blocks_[loop];
-    if (route < routes_.size()) bump(b.by_route[counter_of(route, protocol, status)]);
-    bump(b.latency[bucket_of(micros)]);
-    bump(b.latency_sum_us, micros);
+    if (std::atomic<uint64_t>* h = histogram_of(b, route, method, status)) {
+        bump(b.by_route[counter_of(route, protocol, status)]);
+        bump(h[bucket_of(micros)]);
+        bump(h[kBuckets], micros);
+    }
 }
 
 void Metrics::count_rate_limited(unsigned loop) {
@@ -60,11 +67,14 @@ void Metrics::count_pubsub(unsigned loop, PubSub what) {
     add(counter);  // rare next to requests: a locked add, whichever block
 }
 
-void Metrics::record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros) {
+void Metrics::record_shared(uint32_t route, Protocol protocol, Method method, int status,
+                            uint64_t micros) {
     Block& b = *blocks_.back();
-    if (route < routes_.size()) add(b.by_route[counter_of(route, protocol, status)]);
-    add(b.latency[bucket_of(micros)]);
-    add(b.latency_sum_us, micros);
+    if (std::atomic<uint64_t>* h = histogram_of(b, route, method, status)) {
+        add(b.by_route[counter_of(route, protocol, status)]);
+        add(h[bucket_of(micros)]);
+        add(h[kBuckets], micros);
+    }
 }
 
 void Metrics::count_pool_rejected() {
@@ -98,17 +108,17 @@ void Metrics::count_events_sent(unsigned loop, uint64_t events) {
 Metrics::Totals Metrics::totals() const {
     Totals t;
     t.by_route.assign(routes_.size(), {});
+    t.durations.assign(routes_.size() * kMethods * kClasses, {});
     for (const auto& b : blocks_) {
         const std::atomic<uint64_t>* counter = b->by_route.data();
         for (auto& route : t.by_route)
             for (auto& protocol : route)
                 for (uint64_t& n : protocol) n += (counter++)->load(std::memory_order_relaxed);
-        for (size_t i = 0; i < kBuckets; ++i) {
-            uint64_t n = b->latency[i].load(std::memory_order_relaxed);
-            t.latency[i] += n;
-            t.requests += n;
+        const std::atomic<uint64_t>* slot = b->durations.data();
+        for (Histogram& h : t.durations) {
+            for (uint64_t& n : h.counts) n += (slot++)->load(std::memory_order_relaxed);
+            h.sum_us += (slot++)->load(std::memory_order_relaxed);
         }
-        t.latency_sum_us += b->latency_sum_us.load(std::memory_order_relaxed);
         t.rate_limited += b->rate_limited.load(std::memory_order_relaxed);
         t.rate_limit_fallbacks += b->rate_limit_fallbacks.load(std::memory_order_relaxed);
         t.pool_rejected += b->pool_rejected.load(std::memory_order_relaxed);
@@ -121,6 +131,13 @@ Metrics::Totals Metrics::totals() const {
         t.pubsub_unshared += b->pubsub_unshared.load(std::memory_order_relaxed);
         t.pubsub_received += b->pubsub_received.load(std::memory_order_relaxed);
         t.pubsub_reconnects += b->pubsub_reconnects.load(std::memory_order_relaxed);
+    }
+    for (const Histogram& h : t.durations) {
+        for (size_t i = 0; i < kBuckets; ++i) {
+            t.latency[i] += h.counts[i];
+            t.requests += h.counts[i];
+        }
+        t.latency_sum_us += h.sum_us;
     }
     return t;
 }

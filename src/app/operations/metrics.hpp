@@ -1,5 +1,7 @@
-// Metrics: request counters by route, protocol version and status class, and a latency
-// histogram, kept per I/O loop and summed only when someone asks (GET /metrics, /status.json).
+// Metrics: request counters by route, protocol version and status class, and latency
+// histograms by route, method and status class, kept per I/O loop and summed only when someone
+// asks (GET /metrics, /status.json). Every series has its place from the start (no allocation on
+// the request path): route patterns, never raw paths, so the label sets stay bounded.
 //
 // A loop's block is written by that loop's thread alone, so a count is a plain load and store
 // (LoopStats' pattern: atomics only so that the reader's loads are well defined; no locked
@@ -13,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <rivet/method.hpp>
 
 namespace rivet::app {
 
@@ -29,6 +33,8 @@ public:
                                              250000, 500000, 1000000, 2500000, 5000000, 10000000};
     static constexpr size_t kBuckets = std::size(kBoundsUs) + 1;  // the last one is +Inf
     static constexpr size_t kClasses = 5;                         // 1xx .. 5xx
+    // The request's method: the nine known ones, then OTHER (rivet::Method's order).
+    static constexpr size_t kMethods = size_t(Method::Other) + 1;
     // The request's protocol version (OpenTelemetry's network.protocol.version: "1.0", "1.1",
     // "2"). A request the HTTP/1 parser refused counts as 1.1, its default: its line may not
     // have said.
@@ -42,12 +48,14 @@ public:
     Metrics(unsigned loops, std::vector<RouteLabel> routes);
 
     // On loop `loop`'s own thread only.
-    void record(unsigned loop, uint32_t route, Protocol protocol, int status, uint64_t micros);
+    void record(unsigned loop, uint32_t route, Protocol protocol, Method method, int status,
+                uint64_t micros);
     void count_rate_limited(unsigned loop);
     // A limited request decided without the shared limit's Redis (RateLimitFallback).
     void count_rate_limit_fallback(unsigned loop);
     // From any thread.
-    void record_shared(uint32_t route, Protocol protocol, int status, uint64_t micros);
+    void record_shared(uint32_t route, Protocol protocol, Method method, int status,
+                       uint64_t micros);
     void count_pool_rejected();
     void count_handler_exception(unsigned loop);  // loop past the last: from a worker
     void count_handler_cancelled(unsigned loop);  // on the loop: its client went away first
@@ -65,9 +73,19 @@ public:
     void count_pubsub(unsigned loop, PubSub what);
 
     using ClassCounts = std::array<uint64_t, kClasses>;
+    struct Histogram {
+        std::array<uint64_t, kBuckets> counts{};  // per bucket (not cumulative)
+        uint64_t sum_us = 0;
+    };
+    // Where a histogram of [route][method][class] is in Totals::durations.
+    static size_t series_of(uint32_t route, Method method, size_t status_class) {
+        return (size_t(route) * kMethods + size_t(method)) * kClasses + status_class;
+    }
+    static const char* class_name(size_t status_class);  // "1xx" .. "5xx"
     struct Totals {
         std::vector<std::array<ClassCounts, kProtocols>> by_route;  // [route][protocol][class]
-        std::array<uint64_t, kBuckets> latency{};                   // per bucket (not cumulative)
+        std::vector<Histogram> durations;          // [route][method][class], by series_of
+        std::array<uint64_t, kBuckets> latency{};  // all of them: per bucket (not cumulative)
         uint64_t latency_sum_us = 0;
         uint64_t requests = 0;
         uint64_t rate_limited = 0;
@@ -87,11 +105,14 @@ public:
     const std::vector<RouteLabel>& routes() const { return routes_; }
 
 private:
+    // A histogram's place in a block: its buckets, then its sum (µs).
+    static constexpr size_t kHistogramSlots = kBuckets + 1;
     struct alignas(64) Block {
-        explicit Block(size_t routes) : by_route(routes * kProtocols * kClasses) {}
-        std::vector<std::atomic<uint64_t>> by_route;  // [route][protocol][class]
-        std::array<std::atomic<uint64_t>, kBuckets> latency{};
-        std::atomic<uint64_t> latency_sum_us{0};
+        explicit Block(size_t routes)
+            : by_route(routes * kProtocols * kClasses),
+              durations(routes * kMethods * kClasses * kHistogramSlots) {}
+        std::vector<std::atomic<uint64_t>> by_route;   // [route][protocol][class]
+        std::vector<std::atomic<uint64_t>> durations;  // [series_of][bucket, then the sum]
         std::atomic<uint64_t> rate_limited{0};
         std::atomic<uint64_t> rate_limit_fallbacks{0};
         std::atomic<uint64_t> pool_rejected{0};
@@ -107,6 +128,12 @@ private:
     };
     static size_t bucket_of(uint64_t micros);
     static size_t class_of(int status);
+    // A request's series, or none (a route id past the table: counted nowhere).
+    std::atomic<uint64_t>* histogram_of(Block& b, uint32_t route, Method method, int status) {
+        if (route >= routes_.size()) return nullptr;
+        size_t m = size_t(method) < kMethods ? size_t(method) : size_t(Method::Other);
+        return &b.durations[series_of(route, Method(m), class_of(status)) * kHistogramSlots];
+    }
     static size_t counter_of(uint32_t route, Protocol protocol, int status) {
         return (size_t(route) * kProtocols + protocol) * kClasses + class_of(status);
     }

@@ -1,51 +1,16 @@
 #include "app/operations/metrics_export.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "app/operations/metrics_text.hpp"
+
 namespace rivet::app {
 
+using namespace metrics_text;
+
 namespace {
-
-const char* const kClassNames[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
-
-// A label value: backslash, double quote and newline escaped (exposition format).
-std::string label(std::string_view v) {
-    std::string out;
-    for (char c : v) {
-        if (c == '\\' || c == '"') out += '\\';
-        if (c == '\n') {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out;
-}
-
-void line(std::string& out, const char* text) {
-    out += text;
-    out += '\n';
-}
-
-template <typename T>
-void sample(std::string& out, const std::string& name_and_labels, T value) {
-    out += name_and_labels;
-    out += ' ';
-    if constexpr (std::is_floating_point_v<T>) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.6f", double(value));
-        out += buf;
-    } else {
-        out += std::to_string(value);
-    }
-    out += '\n';
-}
 
 std::string seconds_label(uint64_t us) {
     char buf[32];
@@ -74,10 +39,35 @@ void tls_metrics(std::string& out, const engine::ServerStats& t) {
                t.tls_failures[i]);
 }
 
-// A metric family's HELP and TYPE lines.
-void family(std::string& out, std::string_view name, const char* type, const char* help) {
-    out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
-    out.append(name).append(" ").append(type).append("\n");
+// One histogram per route, method and status class seen (an unseen one has no quantile to
+// show); the bucket bounds' text is made once per scrape, not per series.
+void durations(std::string& out, const Snapshot& s) {
+    const char* name = "rivet_http_request_duration_seconds";
+    family(out, name, "histogram",
+           "From the handler's start to the answer, by route pattern, method and status class.");
+    std::array<std::string, Metrics::kBuckets> le;
+    for (size_t i = 0; i < Metrics::kBuckets; ++i)
+        le[i] = i < std::size(Metrics::kBoundsUs) ? seconds_label(Metrics::kBoundsUs[i]) : "+Inf";
+    const auto& t = s.totals;
+    for (uint32_t r = 0; r < s.routes.size(); ++r)
+        for (size_t m = 0; m < Metrics::kMethods; ++m)
+            for (size_t c = 0; c < Metrics::kClasses; ++c) {
+                const auto& h = t.durations[Metrics::series_of(r, Method(m), c)];
+                uint64_t count = 0;
+                for (uint64_t n : h.counts) count += n;
+                if (count == 0) continue;
+                std::string labels = "{method=\"" + std::string(method_name(Method(m))) +
+                                     "\",route=\"" + label(s.routes[r].route) + "\",code=\"" +
+                                     Metrics::class_name(c) + "\"";
+                uint64_t cumulative = 0;
+                for (size_t i = 0; i < Metrics::kBuckets; ++i) {
+                    cumulative += h.counts[i];
+                    sample(out, std::string(name) + "_bucket" + labels + ",le=\"" + le[i] + "\"}",
+                           cumulative);
+                }
+                sample(out, std::string(name) + "_sum" + labels + "}", double(h.sum_us) / 1e6);
+                sample(out, std::string(name) + "_count" + labels + "}", count);
+            }
 }
 
 // The two counters are read one after the other while the loop runs: a stream opened and
@@ -163,16 +153,6 @@ void websocket_metrics(std::string& out, const engine::WebSocketStats& w) {
     sample(out, "rivet_websocket_slow_closed_total", w.slow_closed);
 }
 
-void read_process_stats(Snapshot& s) {
-    std::ifstream statm("/proc/self/statm");
-    uint64_t size = 0, resident = 0;
-    if (statm >> size >> resident) s.rss_bytes = resident * uint64_t(sysconf(_SC_PAGESIZE));
-    rusage u;
-    if (getrusage(RUSAGE_SELF, &u) == 0)
-        s.cpu_seconds = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-                        double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 std::string prometheus_text(const Snapshot& s) {
     std::string out;
     out.reserve(4096 + s.routes.size() * 5 * 96);
@@ -189,22 +169,16 @@ std::string prometheus_text(const Snapshot& s) {
                 // 1.1's 2xx always (a dashboard sees every route from the start), others once seen
                 if (n == 0 && !(p == Metrics::Http11 && c == 1)) continue;
                 sample(out,
-                       route + Metrics::kProtocolLabels[p] + "\",code=\"" + kClassNames[c] + "\"}",
+                       route + Metrics::kProtocolLabels[p] + "\",code=\"" + Metrics::class_name(c) +
+                           "\"}",
                        n);
             }
     }
 
-    line(out, "# HELP rivet_http_request_duration_seconds From the handler's start to the answer.");
-    line(out, "# TYPE rivet_http_request_duration_seconds histogram");
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i < Metrics::kBuckets; ++i) {
-        cumulative += t.latency[i];
-        std::string le = i < std::size(Metrics::kBoundsUs) ? seconds_label(Metrics::kBoundsUs[i])
-                                                           : std::string("+Inf");
-        sample(out, "rivet_http_request_duration_seconds_bucket{le=\"" + le + "\"}", cumulative);
-    }
-    sample(out, "rivet_http_request_duration_seconds_sum", double(t.latency_sum_us) / 1e6);
-    sample(out, "rivet_http_request_duration_seconds_count", cumulative);
+    durations(out, s);
+    family(out, "rivet_http_requests_in_flight", "gauge",
+           "Requests read and not answered yet (the scrape itself included).");
+    sample(out, "rivet_http_requests_in_flight", s.serving.traffic.in_flight());
 
     line(out, "# HELP rivet_received_bytes_total Bytes read from client connections.");
     line(out, "# TYPE rivet_received_bytes_total counter");
@@ -325,6 +299,7 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP process_start_time_seconds Start time since the Unix epoch in seconds.");
     line(out, "# TYPE process_start_time_seconds gauge");
     sample(out, "process_start_time_seconds", s.start_time_s);
+    instance_metrics(out, s);
     return out;
 }
 
@@ -338,7 +313,7 @@ std::string status_json(const Snapshot& s) {
         uint64_t n = 0;
         for (const auto& route : t.by_route)
             for (const auto& protocol : route) n += protocol[c];
-        classes[kClassNames[c]] = n;
+        classes[Metrics::class_name(c)] = n;
     }
     j["status"] = classes;
     j["latency_bounds_us"] =

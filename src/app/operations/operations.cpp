@@ -9,6 +9,7 @@
 
 #include "app/operations/error_log.hpp"
 #include "app/operations/status_page.hpp"
+#include "app/request/method.hpp"
 #include "app/request/request_access.hpp"
 #include "app/server_options.hpp"
 #include "core/bounded_text.hpp"
@@ -49,6 +50,12 @@ void set_tls(AccessRecord& r, const engine::TlsFacts& tls) {
     r.tls_server_name = tls.server_name;
 }
 
+double unix_time(std::chrono::system_clock::time_point t) {
+    return double(std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch())
+                      .count()) /
+           1000.0;
+}
+
 }  // namespace
 
 struct Operations::AdminApplication final : engine::Application {
@@ -84,6 +91,7 @@ Operations::Operations(const OperationsOptions& options, unsigned loops,
       limiter_(options.rate_limit.max_clients),
       serving_(std::move(serving)),
       admin_app_(std::make_unique<AdminApplication>(*this)) {
+    last_reload_.time_s = unix_time(started_);  // the start's configuration: applied
     if (auto e = reconfigure(options); !e.empty()) throw std::runtime_error(e);
 }
 
@@ -263,7 +271,7 @@ void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& tra
     uint64_t micros = (now_ns() - trace.start_ns) / 1000;
     const auto& head = ex.head();
     metrics_.record(loop, trace.route, Metrics::protocol_of(head.version_major, head.version_minor),
-                    ex.status(), micros);
+                    public_method(head.method), ex.status(), micros);
     if (!access_log_.enabled()) return;
     AccessRecord r;
     r.method = head.method_name;
@@ -300,7 +308,7 @@ void Operations::finish_offloaded(const Request& req, const Trace& trace, const 
     uint64_t micros = (now_ns() - trace.start_ns) / 1000;
     metrics_.record_shared(trace.route,
                            Metrics::protocol_of(req.version_major(), req.version_minor()),
-                           res.status(), micros);
+                           req.method(), res.status(), micros);
     if (!access_log_.enabled()) return;
     AccessRecord r;
     r.method = req.method_name();
@@ -318,7 +326,8 @@ void Operations::finish_offloaded(const Request& req, const Trace& trace, const 
 }
 
 void Operations::protocol_error(unsigned loop, const engine::PeerIp& peer, int status) {
-    metrics_.record(loop, first_pseudo_ + kProtocol, Metrics::Http11, status, 0);
+    // The parser refused the request: its method, if any, is not to be trusted.
+    metrics_.record(loop, first_pseudo_ + kProtocol, Metrics::Http11, Method::Other, status, 0);
     if (!access_log_.enabled()) return;
     AccessRecord r;
     r.status = status;
@@ -333,6 +342,16 @@ void Operations::handler_threw(unsigned loop, std::string_view path, const char*
                    : where + " threw a non-standard exception");
 }
 
+void Operations::note_reload(ReloadOutcome::Result result) {
+    std::lock_guard lock(instance_mutex_);
+    last_reload_ = {result, unix_time(std::chrono::system_clock::now())};
+}
+
+void Operations::set_certificates(std::vector<CertificateExpiry> certificates) {
+    std::lock_guard lock(instance_mutex_);
+    certificates_ = std::move(certificates);
+}
+
 Snapshot Operations::snapshot() {
     Snapshot s;
     s.totals = metrics_.totals();
@@ -344,10 +363,14 @@ Snapshot Operations::snapshot() {
     s.rate_limit_clients = limiter_.tracked();
     s.rate_limit_capacity = limiter_.capacity();
     s.access_log_dropped = access_log_.dropped();
-    s.start_time_s =
-        double(std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch())
-                   .count()) /
-        1000.0;
+    s.start_time_s = unix_time(started_);
+    s.lifecycle =
+        lame_duck_.load(std::memory_order_relaxed) ? Lifecycle::Leaving : Lifecycle::Serving;
+    {
+        std::lock_guard lock(instance_mutex_);
+        s.last_reload = last_reload_;
+        s.certificates = certificates_;
+    }
     s.uptime_s = double(now_ns() - started_ns_) / 1e9;
     read_process_stats(s);
     return s;

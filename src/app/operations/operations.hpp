@@ -54,9 +54,15 @@ public:
     // The application's flag (App::set_ready), read on every health check. It is the App's, so
     // setting it never touches an Operations that a stop may be destroying.
     void follow_readiness(const std::atomic<bool>* app_ready) { app_ready_ = app_ready; }
-    // The lame-duck period before a drain (App::run): readiness fails from now on, so health
-    // checks take the instance out of rotation while it still serves.
+    // The lame-duck period before a drain (App::run), or the drain itself (App::stop): readiness
+    // fails from now on, so health checks take the instance out of rotation while it still
+    // serves, and rivet_draining says 1.
     void begin_lame_duck() { lame_duck_.store(true, std::memory_order_relaxed); }
+
+    // What the metrics show of the instance (any thread; rare): the last reload's outcome, now,
+    // and the certificates the TLS listener serves (at the start and after each reload).
+    void note_reload(ReloadOutcome::Result result);
+    void set_certificates(std::vector<CertificateExpiry> certificates);
 
     // One request's bookkeeping, from its start to its answer.
     struct Trace {
@@ -138,6 +144,9 @@ private:
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
     uint64_t started_ns_ = now_ns();
     std::atomic<bool> lame_duck_{false};
+    std::mutex instance_mutex_;  // guards the two below
+    ReloadOutcome last_reload_;
+    std::vector<CertificateExpiry> certificates_;
     const std::atomic<bool> always_ready_{true};
     const std::atomic<bool>* app_ready_ = &always_ready_;
 

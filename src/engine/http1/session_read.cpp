@@ -299,9 +299,10 @@ void Http1Session::dispatch(const http::RequestHead& head, std::string_view body
     } catch (...) {
         // The application logs and counts its handlers' exceptions; this is the last guard.
         if (!exchange.answered()) exchange.respond_simple(500, "Internal Server Error\n");
-        return;
     }
     if (!exchange.answered()) exchange.respond_simple(500, "the handler sent no response\n");
+    // Answered now (a deferred answer is counted when it is completed or cancelled).
+    if (exchange.status() != 0) LoopStats::bump(owner_.stats().answered);
 }
 
 // No more requests are read: an answer said "Connection: close", the request was refused, the

@@ -237,6 +237,8 @@ void Http2Stream::dispatch(BodyStream* stream) {
         // The application logs and counts its handlers' exceptions; this is the last guard.
         if (!exchange.answered()) exchange.respond_simple(500, "Internal Server Error\n");
     }
+    // Answered now (a deferred answer is counted when it is completed or cancelled).
+    if (exchange.status() != 0) LoopStats::bump(session_->owner().stats().answered);
     // A buffered body is the handler's to copy if it keeps it (as on HTTP/1.1).
     std::string().swap(body_);
     release_budget();

@@ -38,7 +38,11 @@ Deferred Http2Stream::answer(const http::RequestHead*, const Answer& a) {
 
 Deferred Http2Stream::defer() {
     Deferred d;
-    if (output_ != Output::Owed) return d;
+    if (output_ != Output::Owed) {
+        // Nothing to wait for (the stream is answered or gone): the request ends here.
+        LoopStats::bump(session_->owner().stats().answered);
+        return d;
+    }
     d.thread_ = &session_->owner();
     d.fd_ = connection().fd();
     d.connection_id_ = connection().id();

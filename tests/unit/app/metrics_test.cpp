@@ -2,16 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <rivet/version.hpp>
+
 #include "app/operations/metrics_export.hpp"
 
 using namespace rivet::app;
 
 TEST(Metrics, PerLoopCountsAreSummed) {
     Metrics m(2, {{"GET", "/a"}, {"POST", "/b"}});
-    m.record(0, 0, Metrics::Http11, 200, 10);
-    m.record(1, 0, Metrics::Http11, 204, 30);
-    m.record(1, 1, Metrics::Http11, 404, 3000);
-    m.record_shared(1, Metrics::Http11, 503, 2'000'000);
+    m.record(0, 0, Metrics::Http11, rivet::Method::Get, 200, 10);
+    m.record(1, 0, Metrics::Http11, rivet::Method::Get, 204, 30);
+    m.record(1, 1, Metrics::Http11, rivet::Method::Post, 404, 3000);
+    m.record_shared(1, Metrics::Http11, rivet::Method::Post, 503, 2'000'000);
     m.count_rate_limited(0);
     m.count_pool_rejected();
     m.count_handler_exception(1);
@@ -35,10 +37,46 @@ TEST(Metrics, PerLoopCountsAreSummed) {
     EXPECT_NE(text.find("rivet_http_requests_total{method=\"GET\",route=\"/a\",protocol=\"1.1\","
                         "code=\"2xx\"} 2\n"),
               std::string::npos);
-    EXPECT_NE(text.find("rivet_http_request_duration_seconds_bucket{le=\"+Inf\"} 4\n"),
-              std::string::npos);
-    EXPECT_NE(text.find("rivet_http_request_duration_seconds_count 4\n"), std::string::npos);
+    const std::string a = "{method=\"GET\",route=\"/a\",code=\"2xx\"";
+    const std::string b = "{method=\"POST\",route=\"/b\",code=\"5xx\"";
+    const std::string h = "rivet_http_request_duration_seconds";
+    for (std::string want :
+         {h + "_bucket" + a + ",le=\"2.5e-05\"} 1\n", h + "_bucket" + a + ",le=\"5e-05\"} 2\n",
+          h + "_bucket" + a + ",le=\"+Inf\"} 2\n", h + "_count" + a + "} 2\n",
+          h + "_sum" + a + "} 0.000040\n", h + "_bucket" + b + ",le=\"1\"} 0\n",
+          h + "_bucket" + b + ",le=\"2.5\"} 1\n", h + "_count" + b + "} 1\n"})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    // A series not seen (GET /b, POST /a ...) is left out.
+    EXPECT_EQ(text.find(h + "_count{method=\"POST\",route=\"/a\""), std::string::npos);
+    EXPECT_EQ(text.find(h + "_count{method=\"GET\",route=\"/b\""), std::string::npos);
     EXPECT_NE(text.find("rivet_handler_exceptions_total 2\n"), std::string::npos);
+}
+
+// The durations' labels are bounded whatever the requests say: route ids from the table, known
+// methods or OTHER, five classes; a route id past the table is counted nowhere.
+TEST(Metrics, DurationLabelsAreBounded) {
+    Metrics m(1, {{"GET", "/a"}});
+    m.record(0, 0, Metrics::Http11, rivet::Method::Other, 299, 10);
+    m.record(0, 0, Metrics::Http11, rivet::Method(200), 700, 10);   // out of range: OTHER, 5xx
+    m.record(0, 0, Metrics::Http11, rivet::Method::Patch, 99, 10);  // below 1xx: 1xx
+    m.record(0, 7, Metrics::Http11, rivet::Method::Get, 200, 10);   // no such route
+    auto t = m.totals();
+    EXPECT_EQ(t.durations.size(), Metrics::kMethods * Metrics::kClasses);
+    EXPECT_EQ(t.requests, 3u);
+    auto count = [&](rivet::Method method, size_t status_class) {
+        uint64_t n = 0;
+        for (uint64_t c : t.durations[Metrics::series_of(0, method, status_class)].counts) n += c;
+        return n;
+    };
+    EXPECT_EQ(count(rivet::Method::Other, 1), 1u);
+    EXPECT_EQ(count(rivet::Method::Other, 4), 1u);
+    EXPECT_EQ(count(rivet::Method::Patch, 0), 1u);
+    Snapshot s;
+    s.totals = t;
+    s.routes = m.routes();
+    std::string text = prometheus_text(s);
+    EXPECT_NE(text.find("_count{method=\"OTHER\",route=\"/a\",code=\"5xx\"} 1\n"),
+              std::string::npos);
 }
 
 TEST(Metrics, RequestsByProtocolVersion) {
@@ -46,10 +84,10 @@ TEST(Metrics, RequestsByProtocolVersion) {
     EXPECT_EQ(Metrics::protocol_of(1, 1), Metrics::Http11);
     EXPECT_EQ(Metrics::protocol_of(2, 0), Metrics::Http2);
     Metrics m(1, {{"GET", "/a"}, {"GET", "/b"}});
-    m.record(0, 0, Metrics::Http2, 200, 10);
-    m.record(0, 0, Metrics::Http2, 201, 10);
-    m.record(0, 0, Metrics::Http10, 404, 10);
-    m.record_shared(0, Metrics::Http2, 500, 10);  // from a worker
+    m.record(0, 0, Metrics::Http2, rivet::Method::Get, 200, 10);
+    m.record(0, 0, Metrics::Http2, rivet::Method::Get, 201, 10);
+    m.record(0, 0, Metrics::Http10, rivet::Method::Get, 404, 10);
+    m.record_shared(0, Metrics::Http2, rivet::Method::Get, 500, 10);  // from a worker
     auto t = m.totals();
     EXPECT_EQ(t.by_route[0][Metrics::Http2][1], 2u);
     EXPECT_EQ(t.by_route[0][Metrics::Http2][4], 1u);
@@ -163,4 +201,32 @@ TEST(TlsMetrics, ZerosWithTlsOff) {  // the same series whatever the configurati
               std::string::npos);
     EXPECT_NE(text.find("rivet_tls_handshake_failures_total{reason=\"timeout\"} 0\n"),
               std::string::npos);
+}
+
+TEST(InstanceMetrics, BuildLifecycleReloadCertificatesDescriptors) {
+    Snapshot s;
+    read_process_stats(s);
+    EXPECT_GE(s.open_fds, 3u);  // stdin, stdout, stderr at least
+    EXPECT_GE(s.max_fds, s.open_fds);
+    s.lifecycle = Lifecycle::Leaving;
+    s.last_reload = {ReloadOutcome::Result::Refused, 1700000000.5};
+    s.certificates = {{"/etc/a.pem", 1800000000}, {"b\"c.pem", 1900000000}};
+    std::string text = prometheus_text(s);
+    for (std::string want :
+         {std::string("rivet_build_info{version=\"") + RIVET_VERSION_STRING + "\",compiler=\"",
+          std::string("rivet_draining 1\n"), std::string("rivet_config_last_reload_successful 0\n"),
+          std::string("rivet_config_last_reload_timestamp_seconds 1700000000.500000\n"),
+          std::string("rivet_tls_certificate_expiry_timestamp_seconds{file=\"/etc/a.pem\"} "
+                      "1800000000\n"),
+          std::string("rivet_tls_certificate_expiry_timestamp_seconds{file=\"b\\\"c.pem\"} "
+                      "1900000000\n"),
+          "process_open_fds " + std::to_string(s.open_fds) + "\n",
+          "process_max_fds " + std::to_string(s.max_fds) + "\n",
+          std::string("# TYPE rivet_http_requests_in_flight gauge\n")})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    s.lifecycle = Lifecycle::Serving;
+    s.last_reload.result = ReloadOutcome::Result::Applied;
+    text = prometheus_text(s);
+    EXPECT_NE(text.find("rivet_draining 0\n"), std::string::npos);
+    EXPECT_NE(text.find("rivet_config_last_reload_successful 1\n"), std::string::npos);
 }
