@@ -126,12 +126,13 @@ struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
     uint64_t open_connections = 0;
-    uint64_t bytes_in = 0;         // read from client sockets
-    uint64_t bytes_out = 0;        // written to them (sendfile included)
-    uint64_t bodies_waiting = 0;   // connections whose buffered body waits for the body budget
-    uint64_t body_bytes_held = 0;  // reserved by buffered bodies now (Server::stats only)
-    uint64_t cancelled = 0;        // deferred answers whose connection closed before they came
-    uint64_t proxy_refused = 0;    // connections closed for an invalid PROXY protocol header
+    uint64_t bytes_in = 0;           // read from client sockets
+    uint64_t bytes_out = 0;          // written to them (sendfile included)
+    uint64_t bodies_waiting = 0;     // connections whose buffered body waits for the body budget
+    uint64_t body_bytes_held = 0;    // reserved by buffered bodies now (Server::stats only)
+    uint64_t unsent_bytes_held = 0;  // answers clients have not taken yet (Server::stats only)
+    uint64_t cancelled = 0;          // deferred answers whose connection closed before they came
+    uint64_t proxy_refused = 0;      // connections closed for an invalid PROXY protocol header
     TlsHandshakes tls_handshakes;
     std::array<uint64_t, kTlsFailureKinds> tls_failures{};
     WebSocketStats websockets;
@@ -145,6 +146,7 @@ struct ServerStats {
         bytes_out += o.bytes_out;
         bodies_waiting += o.bodies_waiting;
         body_bytes_held += o.body_bytes_held;
+        unsent_bytes_held += o.unsent_bytes_held;
         cancelled += o.cancelled;
         proxy_refused += o.proxy_refused;
         tls_handshakes.full_tls12 += o.tls_handshakes.full_tls12;
