@@ -24,7 +24,8 @@ namespace rivet::app {
     FIELD(max_pipelined)                 \
     FIELD(output_high_water)             \
     FIELD(max_buffered_bodies)           \
-    FIELD(min_body_rate)
+    FIELD(min_body_rate)                 \
+    FIELD(min_send_rate)
 #define RIVET_TIMEOUTS_FIELDS(FIELD) \
     FIELD(header_ms)                 \
     FIELD(body_ms)                   \

@@ -2,6 +2,16 @@
 
 namespace rivet::engine {
 
+namespace {
+
+void raise_peak(std::atomic<uint64_t>& peak, uint64_t now) {
+    uint64_t seen = peak.load(std::memory_order_relaxed);
+    while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+}
+
+}  // namespace
+
 bool BodyBudget::try_take(uint64_t n) {
     uint64_t held = held_.load();
     for (;;) {
@@ -11,11 +21,18 @@ bool BodyBudget::try_take(uint64_t n) {
         if (held != 0 && (n > limit || held > limit - n)) return false;
         if (held_.compare_exchange_weak(held, held + n)) break;
     }
-    uint64_t now = held + n;
-    uint64_t peak = peak_.load(std::memory_order_relaxed);
-    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+    raise_peak(peak_, held + n);
     return true;
+}
+
+void BodyBudget::charge_output(uint64_t was, uint64_t now) {
+    if (now > was) {
+        output_held_.fetch_add(now - was, std::memory_order_relaxed);
+        raise_peak(peak_, held_.fetch_add(now - was) + (now - was));
+    } else if (was > now) {
+        output_held_.fetch_sub(was - now, std::memory_order_relaxed);
+        give_back(was - now);
+    }
 }
 
 void BodyBudget::give_back(uint64_t n) {

@@ -130,6 +130,7 @@ struct ServerStats {
     uint64_t bytes_out = 0;           // written to them (sendfile included)
     uint64_t bodies_waiting = 0;      // connections whose buffered body waits for the body budget
     uint64_t body_bytes_held = 0;     // reserved by buffered bodies now (Server::stats only)
+    uint64_t unsent_bytes_held = 0;   // answers clients have not taken yet (Server::stats only)
     uint64_t cancelled = 0;           // deferred answers whose connection closed before they came
     uint64_t answered = 0;            // requests answered within serve() (not deferred)
     uint64_t deferred_completed = 0;  // deferred answers completed (before any cancel)
@@ -147,6 +148,7 @@ struct ServerStats {
         bytes_out += o.bytes_out;
         bodies_waiting += o.bodies_waiting;
         body_bytes_held += o.body_bytes_held;
+        unsent_bytes_held += o.unsent_bytes_held;
         cancelled += o.cancelled;
         answered += o.answered;
         deferred_completed += o.deferred_completed;

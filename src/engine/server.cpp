@@ -118,7 +118,10 @@ void Server::reconfigure(const ServerConfig& config) {
 ServerStats Server::stats() const {
     ServerStats s;
     for (auto& t : threads_) s += t->stats().read();
-    s.body_bytes_held = budget_.held();
+    // Two reads of counters that move: the difference saturates rather than wraps.
+    const uint64_t held = budget_.held(), output = budget_.output_held();
+    s.unsent_bytes_held = output;
+    s.body_bytes_held = held > output ? held - output : 0;
     return s;
 }
 

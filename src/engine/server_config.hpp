@@ -26,10 +26,13 @@ struct Limits {
     uint64_t max_body = 8 * 1024 * 1024;
     size_t max_connections = 100'000;
     uint32_t max_requests_per_connection = 0;
-    size_t max_pipelined = 64;
+    size_t max_pipelined = 16;
     size_t output_high_water = 1 << 20;
-    uint64_t max_buffered_bodies = 256 * 1024 * 1024;  // all loops together (BodyBudget)
-    uint64_t min_body_rate = 500;  // bytes a second, over each body timeout (BodyPace); 0: none
+    // All loops together (BodyBudget): request bodies arriving and answers clients have not
+    // taken yet.
+    uint64_t max_buffered_bodies = 256 * 1024 * 1024;
+    uint64_t min_body_rate = 500;  // bytes a second, over each body timeout (Pace); 0: none
+    uint64_t min_send_rate = 500;  // bytes a second, over each write timeout (Pace); 0: none
 };
 
 struct Timeouts {  // milliseconds

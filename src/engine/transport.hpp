@@ -14,10 +14,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
 #include "engine/exchange.hpp"
+#include "net/tcp_progress.hpp"
 
 namespace rivet::engine {
 
@@ -68,6 +70,9 @@ public:
     bool discard_input();
     // Bytes waiting in the socket's receive queue.
     size_t unread_in_socket() const;
+    // The bytes the peer has taken so far (TCP: acknowledged), framing included; nothing when
+    // the socket cannot tell.
+    std::optional<uint64_t> bytes_taken_by_peer() const { return net::tcp_bytes_acked(fd_); }
 
     virtual TlsFacts tls_facts() const { return {}; }
 

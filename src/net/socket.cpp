@@ -133,4 +133,9 @@ int accept_connection(int listen_fd, PeerAddress* peer) {
     return fd;  // TCP_NODELAY comes with it from the listening socket
 }
 
+void reset_on_close(int fd) {
+    const linger abort{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+}
+
 }  // namespace rivet::net

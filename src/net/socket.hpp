@@ -35,6 +35,11 @@ void adopt_listener(int fd);
 // claim_port), else a duplicate of `like` sharing its queue. Throws std::runtime_error.
 int listen_beside(int like, int backlog = 4096);
 
+// The socket's close() will reset the connection (SO_LINGER 0) and drop what its send buffer
+// still holds, instead of delivering it first: for a peer that would not take it (nginx's
+// reset_timedout_connection), whose orphaned socket would otherwise keep megabytes in the kernel.
+void reset_on_close(int fd);
+
 // Peer address of an accepted connection, compact, for logs and per-address limits.
 struct PeerAddress {
     sockaddr_storage addr{};

@@ -208,6 +208,11 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# TYPE rivet_request_body_bytes_buffered gauge");
     sample(out, "rivet_request_body_bytes_buffered", s.serving.traffic.body_bytes_held);
     line(out,
+         "# HELP rivet_unsent_output_bytes Bytes of answers made that clients have not taken "
+         "yet (counted against limits.max_buffered_body_bytes with request bodies).");
+    line(out, "# TYPE rivet_unsent_output_bytes gauge");
+    sample(out, "rivet_unsent_output_bytes", s.serving.traffic.unsent_bytes_held);
+    line(out,
          "# HELP rivet_request_bodies_waiting Connections not read: their body waits for "
          "buffered bytes to be freed.");
     line(out, "# TYPE rivet_request_bodies_waiting gauge");

@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "engine/body_budget.hpp"
-#include "engine/body_pace.hpp"
 #include "engine/body_reader.hpp"
 #include "engine/body_source.hpp"
 #include "engine/connection.hpp"
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
+#include "engine/pace.hpp"
 #include "engine/reply.hpp"
 #include "engine/session.hpp"
 #include "http/response_writer.hpp"
@@ -198,6 +198,10 @@ private:
     bool sending_body() const { return pending_ && (pending_->stream || pending_->file.owner); }
     // Answers still to send after what is in the output: queued slots, or a body in progress.
     bool owes() const { return pending_ && (!pending_->slots.empty() || sending_body()); }
+    // Bytes of answers made and not yet taken by the socket: the output, and the answers that
+    // wait in the queue behind one still being worked on.
+    uint64_t output_held() const;
+    void charge_output();  // the BodyBudget holds output_held() (output_charged_)
     Pending& pending();
 
     // The socket side (session_io.cpp).
@@ -215,6 +219,8 @@ private:
     void schedule_body_check(uint64_t now);
     bool body_timed() const;  // the timer that runs is the body's (arm_timer)
     void body_timer_ran(uint64_t now);
+    bool sending() const { return unsent() || (sending_body() && !stream_waiting()); }
+    void send_timer_ran(uint64_t now);
 
     Connection& conn_;
     IoThread& owner_;
@@ -232,7 +238,10 @@ private:
 
     uint64_t head_started_ms_ = 0;   // when the first byte of the current request head arrived
     uint64_t body_deadline_ms_ = 0;  // Body, Stream: the body timeout since the last read runs out
-    BodyPace pace_;                  // Body, Stream: the body's minimum rate
+    Pace pace_;                      // Body, Stream: the body's minimum rate
+    Pace send_pace_;                 // while sending(): the client's minimum rate of taking answers
+    uint64_t taken_mark_ = 0;        // the bytes the client had taken when the send window began
+    uint64_t output_charged_ = 0;    // what the BodyBudget holds for this connection's output
     uint32_t served_ = 0;
     uint8_t body_pieces_this_flush_ = 0;
     // Facts about the socket, whatever the phase.

@@ -5,6 +5,7 @@
 
 #include "engine/http1/session.hpp"
 #include "engine/io_thread.hpp"
+#include "net/socket.hpp"
 
 namespace rivet::engine {
 
@@ -112,6 +113,7 @@ bool Http1Session::send_file_piece() {
 void Http1Session::after_flush() {
     if (phase_ == Phase::Closed) return;
     body_pieces_this_flush_ = 0;
+    charge_output();
     const bool done = !unsent() && !owes();
     if (done && phase_ == Phase::Switching) return switch_session();
     if (done && (phase_ == Phase::Closing || peer_eof_)) return begin_close();
@@ -139,7 +141,7 @@ void Http1Session::update_interest() {
         want |= net::kReadable;
     // A streamed body is read only while its handler asks and nothing is buffered.
     if (phase_ == Phase::Stream && upload_->waiting && in_.empty()) want |= net::kReadable;
-    if (unsent() || (sending_body() && !stream_waiting())) want |= net::kWritable;
+    if (sending()) want |= net::kWritable;
     // A waiting stream: only the client's leaving is watched (watch_peer_while_waiting).
     if (stream_waiting() && !unsent() && !pending_->input_behind_stream) want |= net::kReadable;
     conn_.set_interest(want);
@@ -152,12 +154,18 @@ void Http1Session::arm_timer() {
     // A waiting stream with all sent is timed by nothing (owes(), below) but the drain, which
     // ends it: like a long-lived proxied stream in nginx, it is open as long as its producer
     // wants. A client that does not read what it was sent is timed as any other.
-    if (unsent() || (sending_body() && !stream_waiting())) {
-        // Counted from the last write that moved bytes: input from a client that never reads
-        // must not keep the connection (and its unsent output) alive.
-        uint64_t deadline = conn_.transport().write_progress_ms + cfg.write_ms;
+    if (sending()) {
+        // Judged over windows of the write timeout on what the client took (send_timer_ran):
+        // input from a client that never reads must not keep the connection (and its unsent
+        // output) alive, nor a client that takes a few bytes now and then.
+        if (!send_pace_.running()) {
+            send_pace_.start(now);
+            taken_mark_ = conn_.transport().bytes_taken_by_peer().value_or(0);
+        }
+        const uint64_t deadline = send_pace_.window_end_ms(1, cfg.write_ms);
         return conn_.schedule(deadline > now ? deadline - now : 0);
     }
+    send_pace_.stop();  // all taken: the next answer the client waits for gets a fresh window
     // Waiting for the body budget is the server's doing, but not for ever: past the body
     // timeout the request is refused (503, on_timeout), so slow bodies that hold the budget
     // cannot hold every other upload with it.
@@ -200,8 +208,7 @@ void Http1Session::schedule_body_check(uint64_t now) {
 
 // Whether the timer arm_timer() set is the body's (the order there decides).
 bool Http1Session::body_timed() const {
-    if (phase_ == Phase::Lingering || unsent() || (sending_body() && !stream_waiting()))
-        return false;
+    if (phase_ == Phase::Lingering || sending()) return false;
     if (phase_ == Phase::BodyWait) return true;
     if (phase_ == Phase::Stream) return bool(upload_->waiting);
     return phase_ == Phase::Body && !owes();
@@ -211,6 +218,7 @@ void Http1Session::on_timeout() {
     // Header, idle, write or linger time is up: close quietly, as nginx does. A request whose
     // body stops is answered first (408; 503 when the server's budget kept it waiting), as the
     // client is still there and waits for one.
+    if (phase_ != Phase::Lingering && sending()) return send_timer_ran(owner_.loop().now_ms());
     if (!body_timed()) return close_now();
     if (phase_ == Phase::BodyWait)
         return refuse_body(503, "the server is receiving too many request bodies; try again",
@@ -228,6 +236,45 @@ void Http1Session::body_timer_ran(uint64_t now) {
         return schedule_body_check(now);
     refuse_body(408, in_time ? "the request body arrived slower than the minimum rate"
                              : "the request body stopped arriving");
+}
+
+// A window of the write timeout ended with answers still waiting for the client. It closes
+// (quietly, as a write timeout always did: an answer could not reach it) when the client took
+// nothing over the window, or less than the minimum send rate; else the next window starts.
+// What the client took is what the kernel saw acknowledged, not what we wrote: the socket's
+// buffer takes our writes in bursts (net/tcp_progress.hpp).
+void Http1Session::send_timer_ran(uint64_t now) {
+    const auto& cfg = owner_.config();
+    const std::optional<uint64_t> taken = conn_.transport().bytes_taken_by_peer();
+    if (!taken) {  // a socket that cannot tell: our own writes are the progress
+        if (now < conn_.transport().write_progress_ms + cfg.timeouts.write_ms) return arm_timer();
+        return close_now();
+    }
+    const uint64_t moved = *taken - taken_mark_;
+    taken_mark_ = *taken;
+    send_pace_.add(moved);
+    if (moved == 0 || !send_pace_.judge(now, cfg.limits.min_send_rate, cfg.timeouts.write_ms)) {
+        // What the socket still holds would reach this client as slowly: it is dropped too.
+        net::reset_on_close(conn_.fd());
+        return close_now();
+    }
+    send_pace_.start(now);  // the next window (judge() starts none without a minimum rate)
+    arm_timer();
+}
+
+uint64_t Http1Session::output_held() const {
+    uint64_t held = out_.size() - out_sent_;
+    if (pending_)
+        for (const Slot& slot : pending_->slots)
+            held += slot.bytes.size() + (slot.reply ? slot.reply->body.size() : 0);
+    return held;
+}
+
+void Http1Session::charge_output() {
+    const uint64_t now = phase_ == Phase::Closed ? 0 : output_held();
+    if (now == output_charged_) return;
+    owner_.budget().charge_output(output_charged_, now);
+    output_charged_ = now;
 }
 
 void Http1Session::refuse_body(int status, const char* reason, unsigned retry_after_s) {

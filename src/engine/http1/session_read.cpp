@@ -17,7 +17,10 @@ Http1Session::Http1Session(Connection& connection) : conn_(connection), owner_(c
     head_started_ms_ = owner_.loop().now_ms();
 }
 
-Http1Session::~Http1Session() = default;
+Http1Session::~Http1Session() {
+    // A session handed off or destroyed without on_closed() gives its output's share back too.
+    if (output_charged_) owner_.budget().charge_output(output_charged_, 0);
+}
 
 void Http1Session::start(std::string_view input) {
     // The header clock runs from now, whatever arrives (a silent client is closed by it).
@@ -42,6 +45,7 @@ bool Http1Session::idle() const {
 
 void Http1Session::on_closed() {
     phase_ = Phase::Closed;
+    charge_output();  // gives the output's share of the budget back
     drop_upload("the connection closed");
     body_.reset();                                    // gives back its share of the body budget now
     if (pending_ && pending_->stream) drop_stream();  // its wakers and owner learn it now
@@ -331,8 +335,11 @@ bool Http1Session::begins_http2(std::string_view input) {
 }
 
 bool Http1Session::should_pause() const {
-    // Answers made in this read sit in the loop's write buffer until the flush: they count.
-    size_t unsent = out_.empty() ? owner_.write_buffer().size() : out_.size() - out_sent_;
+    // Answers made in this read sit in the loop's write buffer until the flush: they count, as
+    // do answers made and queued behind one still being worked on (a client that pipelines
+    // requests for large answers and reads none holds them all).
+    const uint64_t unsent =
+        out_.empty() ? owner_.write_buffer().size() + output_held() : output_held();
     if (unsent > owner_.config().limits.output_high_water) return true;
     return sending_body() ||
            (pending_ && pending_->slots.size() >= owner_.config().limits.max_pipelined);

@@ -18,6 +18,7 @@ TEST(ServerOptions, EveryLimitReachesTheEngine) {
     l.output_high_water = 8;
     l.max_buffered_bodies = 9;
     l.min_body_rate = 11;
+    l.min_send_rate = 12;
     auto e = rivet::app::engine_limits(l);
     EXPECT_EQ(e.max_request_line, 1u);
     EXPECT_EQ(e.max_header_bytes, 2u);
@@ -29,6 +30,7 @@ TEST(ServerOptions, EveryLimitReachesTheEngine) {
     EXPECT_EQ(e.output_high_water, 8u);
     EXPECT_EQ(e.max_buffered_bodies, 9u);
     EXPECT_EQ(e.min_body_rate, 11u);
+    EXPECT_EQ(e.min_send_rate, 12u);
 }
 
 TEST(ServerOptions, EveryTimeoutReachesTheEngine) {
@@ -72,5 +74,5 @@ struct Empty {};
 // The count the conversion's compile-time checks rely on.
 static_assert(rivet::core::field_count<Three> == 3);
 static_assert(rivet::core::field_count<Empty> == 0);
-static_assert(rivet::core::field_count<rivet::Limits> == 10);
+static_assert(rivet::core::field_count<rivet::Limits> == 11);
 static_assert(rivet::core::field_count<rivet::Timeouts> == 8);

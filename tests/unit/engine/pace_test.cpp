@@ -1,6 +1,6 @@
-// BodyPace: the minimum body rate, judged over windows of the body timeout; paused time (a
+// Pace: the minimum body rate, judged over windows of the body timeout; paused time (a
 // streamed body's handler that does not ask) is left out.
-#include "engine/body_pace.hpp"
+#include "engine/pace.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@ namespace {
 constexpr uint64_t kRate = 100;     // bytes a second
 constexpr uint64_t kWindow = 2000;  // ms: 200 bytes a window
 
-TEST(BodyPace, AWindowThatBringsTheRateStartsTheNext) {
-    BodyPace p;
+TEST(Pace, AWindowThatBringsTheRateStartsTheNext) {
+    Pace p;
     p.start(1000);
     EXPECT_EQ(p.window_end_ms(kRate, kWindow), 3000u);
     EXPECT_TRUE(p.judge(2999, kRate, kWindow));  // not over yet: nothing judged
@@ -22,15 +22,15 @@ TEST(BodyPace, AWindowThatBringsTheRateStartsTheNext) {
     EXPECT_FALSE(p.judge(5000, kRate, kWindow));
 }
 
-TEST(BodyPace, RateZeroNeverEnds) {
-    BodyPace p;
+TEST(Pace, RateZeroNeverEnds) {
+    Pace p;
     p.start(0);
     EXPECT_EQ(p.window_end_ms(0, kWindow), UINT64_MAX);
     EXPECT_TRUE(p.judge(1'000'000, 0, kWindow));
 }
 
-TEST(BodyPace, PausedTimeIsLeftOut) {
-    BodyPace p;
+TEST(Pace, PausedTimeIsLeftOut) {
+    Pace p;
     p.start(1000);
     p.pause(1500);
     p.pause(1700);  // a second pause changes nothing

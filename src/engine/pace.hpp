@@ -1,8 +1,9 @@
-// BodyPace: the minimum rate a request body must keep while the server wants it (Timeouts::
-// min_body_rate). It is judged over windows as long as the body timeout, each from the end of
-// the last: a window that brought fewer than rate × window bytes ends the request (408). The
+// Pace: a minimum rate over windows, for the bytes of a request body the server reads
+// (Limits::min_body_rate, windows of the body timeout) and of the answers a client takes
+// (Limits::min_send_rate, windows of the write timeout). Each window runs from the end of the
+// last: one that moved fewer than rate × window bytes ends the connection (a body gets 408). The
 // first window is the grace a client gets to reach its pace; a short stall inside a window is
-// made up by the rest of it. Time the server does not want the body (a streamed body's handler
+// made up by the rest of it. Time the server does not want the bytes (a streamed body's handler
 // that does not ask) is left out: pause() and resume() move the window by it.
 #pragma once
 
@@ -10,14 +11,17 @@
 
 namespace rivet::engine {
 
-class BodyPace {
+class Pace {
 public:
     // Starts judging (again) from `now`.
     void start(uint64_t now_ms) {
-        window_start_ms_ = now_ms;
+        window_start_ms_ = now_ms ? now_ms : 1;  // 0 means stopped
         paused_since_ms_ = 0;
         bytes_ = 0;
     }
+    // Not judging: nothing is owed (sending) until start() again.
+    void stop() { window_start_ms_ = 0; }
+    bool running() const { return window_start_ms_ != 0; }
     void add(uint64_t bytes) { bytes_ += bytes; }
     void pause(uint64_t now_ms) {
         if (paused_since_ms_ == 0) paused_since_ms_ = now_ms ? now_ms : 1;
