@@ -155,3 +155,22 @@ def test_answers_queued_behind_a_slow_one_pause_reading(rivet):
     finally:
         s.close()
         sender.join(DEADLINE)
+
+
+def test_an_http2_client_below_the_minimum_send_rate_is_reset(rivet):
+    # Sixty streams of ~200 KB answers with every window open, read 1 KiB every 0.1 s: the same
+    # minimum rate holds an HTTP/2 connection.
+    from h2_frames import h2c
+    from hyperframe.frame import SettingsFrame, WindowUpdateFrame
+    srv = rivet(args=("--threads", "1", "--workers", "2", "--write-timeout", "2",
+                      "--min-send-rate", "40000"))
+    with h2c(srv, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 2**31 - 1}) as c:
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.send_frames([WindowUpdateFrame(0, 2**31 - 1 - 65535)])
+        for _ in range(60):
+            c.request("/fibonacci?number=1000000")
+        c.sock.setblocking(True)
+        c.sock.settimeout(DEADLINE)
+        got, closed = read_at(c.sock, 1024, 0.1, 60 * 200_000)
+    assert closed, f"still open after {got} bytes"
+    assert srv.get("/hello").status == 200

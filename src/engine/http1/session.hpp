@@ -29,6 +29,7 @@
 #include "engine/loop_stats.hpp"
 #include "engine/pace.hpp"
 #include "engine/reply.hpp"
+#include "engine/send_pace.hpp"
 #include "engine/session.hpp"
 #include "http/response_writer.hpp"
 
@@ -239,8 +240,7 @@ private:
     uint64_t head_started_ms_ = 0;   // when the first byte of the current request head arrived
     uint64_t body_deadline_ms_ = 0;  // Body, Stream: the body timeout since the last read runs out
     Pace pace_;                      // Body, Stream: the body's minimum rate
-    Pace send_pace_;                 // while sending(): the client's minimum rate of taking answers
-    uint64_t taken_mark_ = 0;        // the bytes the client had taken when the send window began
+    SendPace send_pace_;             // while sending(): how fast the client takes its answers
     uint64_t output_charged_ = 0;    // what the BodyBudget holds for this connection's output
     uint32_t served_ = 0;
     uint8_t body_pieces_this_flush_ = 0;

@@ -158,14 +158,11 @@ void Http1Session::arm_timer() {
         // Judged over windows of the write timeout on what the client took (send_timer_ran):
         // input from a client that never reads must not keep the connection (and its unsent
         // output) alive, nor a client that takes a few bytes now and then.
-        if (!send_pace_.running()) {
-            send_pace_.start(now);
-            taken_mark_ = conn_.transport().bytes_taken_by_peer().value_or(0);
-        }
-        const uint64_t deadline = send_pace_.window_end_ms(1, cfg.write_ms);
+        send_pace_.waiting(now, conn_.transport());
+        const uint64_t deadline = send_pace_.window_end_ms(cfg.write_ms);
         return conn_.schedule(deadline > now ? deadline - now : 0);
     }
-    send_pace_.stop();  // all taken: the next answer the client waits for gets a fresh window
+    send_pace_.idle();
     // Waiting for the body budget is the server's doing, but not for ever: past the body
     // timeout the request is refused (503, on_timeout), so slow bodies that hold the budget
     // cannot hold every other upload with it.
@@ -238,28 +235,16 @@ void Http1Session::body_timer_ran(uint64_t now) {
                              : "the request body stopped arriving");
 }
 
-// A window of the write timeout ended with answers still waiting for the client. It closes
-// (quietly, as a write timeout always did: an answer could not reach it) when the client took
-// nothing over the window, or less than the minimum send rate; else the next window starts.
-// What the client took is what the kernel saw acknowledged, not what we wrote: the socket's
-// buffer takes our writes in bursts (net/tcp_progress.hpp).
+// A window of the write timeout ended with answers still waiting for the client: it goes on when
+// the client took enough over it (SendPace), else the connection is reset (quietly, as a write
+// timeout always closed: an answer could not reach it).
 void Http1Session::send_timer_ran(uint64_t now) {
     const auto& cfg = owner_.config();
-    const std::optional<uint64_t> taken = conn_.transport().bytes_taken_by_peer();
-    if (!taken) {  // a socket that cannot tell: our own writes are the progress
-        if (now < conn_.transport().write_progress_ms + cfg.timeouts.write_ms) return arm_timer();
-        return close_now();
-    }
-    const uint64_t moved = *taken - taken_mark_;
-    taken_mark_ = *taken;
-    send_pace_.add(moved);
-    if (moved == 0 || !send_pace_.judge(now, cfg.limits.min_send_rate, cfg.timeouts.write_ms)) {
-        // What the socket still holds would reach this client as slowly: it is dropped too.
-        net::reset_on_close(conn_.fd());
-        return close_now();
-    }
-    send_pace_.start(now);  // the next window (judge() starts none without a minimum rate)
-    arm_timer();
+    if (send_pace_.judge(now, conn_.transport(), cfg.limits.min_send_rate, cfg.timeouts.write_ms) ==
+        SendPace::Verdict::Keep)
+        return arm_timer();
+    net::reset_on_close(conn_.fd());
+    close_now();
 }
 
 uint64_t Http1Session::output_held() const {

@@ -44,6 +44,15 @@ Http2Session::Http2Session(Connection& connection)
 
 Http2Session::~Http2Session() {
     if (ng_) nghttp2_session_del(ng_);
+    if (output_charged_) owner_.budget().charge_output(output_charged_, 0);
+}
+
+// Unsent frames count against the body budget as an HTTP/1.1 connection's output does.
+void Http2Session::charge_output() {
+    const uint64_t now = phase_ == Phase::Closed ? 0 : out_.size() - out_sent_;
+    if (now == output_charged_) return;
+    owner_.budget().charge_output(output_charged_, now);
+    output_charged_ = now;
 }
 
 void Http2Session::start(std::string_view input) {
@@ -222,6 +231,7 @@ void Http2Session::flush() {
 
 void Http2Session::after_flush() {
     if (phase_ == Phase::Closed) return;
+    charge_output();
     const bool pending_frames = nghttp2_session_want_write(ng_) != 0;
     if (!unsent() && !pending_frames) {
         // nghttp2 is done with the connection (a GOAWAY either way and no stream left), or
@@ -234,6 +244,10 @@ void Http2Session::after_flush() {
     // without reading the answers opens no more streams (each would hold its answer here), and
     // the write timeout bounds the wait.
     const bool read = !unsent();
+    if (read)
+        send_pace_.idle();
+    else
+        send_pace_.waiting(owner_.loop().now_ms(), conn_.transport());
     conn_.set_interest(
         uint8_t((read ? uint8_t(net::kReadable) : 0) | (unsent() ? uint8_t(net::kWritable) : 0)));
     arm_timer();

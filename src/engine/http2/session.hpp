@@ -25,6 +25,7 @@
 #include "engine/http2/response_fields.hpp"
 #include "engine/http2/stream.hpp"
 #include "engine/loop_stats.hpp"
+#include "engine/send_pace.hpp"
 #include "engine/session.hpp"
 
 namespace rivet::engine {
@@ -108,6 +109,7 @@ private:
     void reap();
     void close_now() { conn_.close_now(); }
     bool unsent() const { return out_sent_ < out_.size() || conn_.transport().backlog(); }
+    void charge_output();  // the BodyBudget holds what out_ has not sent (output_charged_)
 
     Connection& conn_;
     IoThread& owner_;
@@ -119,6 +121,8 @@ private:
     std::vector<int32_t> ready_;                         // completed by the last input
     std::string out_;  // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
+    uint64_t output_charged_ = 0;
+    SendPace send_pace_;  // while output waits: how fast the client takes it
     Window windows_[kHttp2AbuseKinds] = {};
     // The kind of the last frame counted against a bound: what nghttp2's own flood check (its
     // queue of unsent PING and SETTINGS ACKs) is counted as. On a slow loop one read may hold

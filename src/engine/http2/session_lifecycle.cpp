@@ -4,6 +4,7 @@
 
 #include "engine/http2/session.hpp"
 #include "engine/io_thread.hpp"
+#include "net/socket.hpp"
 
 namespace rivet::engine {
 
@@ -78,8 +79,13 @@ void Http2Session::on_timeout() {
     const auto& t = owner_.config().timeouts;
     const uint64_t now = owner_.loop().now_ms();
     Transport& transport = conn_.transport();
-    // A client that does not read what it is sent.
-    if (unsent() && now - transport.write_progress_ms >= t.write_ms) return close_now();
+    // A client that does not read what it is sent, or takes it too slowly (SendPace).
+    if (unsent() && now >= send_pace_.window_end_ms(t.write_ms) &&
+        send_pace_.judge(now, transport, owner_.config().limits.min_send_rate, t.write_ms) ==
+            SendPace::Verdict::TooSlow) {
+        net::reset_on_close(conn_.fd());
+        return close_now();
+    }
     if (streams_.empty() && !unsent() && now - last_active_ms_ >= t.idle_ms) {
         // Idle: a GOAWAY says no stream was lost, then the connection ends.
         go_away();
@@ -117,6 +123,7 @@ void Http2Session::check_streams(uint64_t now) {
 
 void Http2Session::on_closed() {
     phase_ = Phase::Closed;
+    charge_output();  // gives the output's share of the budget back
     // Whoever waits on a stream (a Deferred, a body, a producer's wakers) learns it now.
     std::vector<std::unique_ptr<Http2Stream>> streams;
     streams.swap(streams_);
