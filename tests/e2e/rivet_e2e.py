@@ -567,13 +567,17 @@ def calc_result(x: float, terms: int) -> float:
 WRK = shutil.which("wrk")
 
 
-def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int | None = None):
-    """Runs wrk; returns (requests, socket_errors dict or None, non_2xx, output)."""
+def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int | None = None,
+        script: Path | None = None):
+    """Runs wrk (with a Lua `script` that makes its requests, if given); returns (requests,
+    socket_errors dict or None, non_2xx, output)."""
     def preexec():
         if nofile:
             raise_nofile(nofile)
 
-    p = subprocess.run([WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url],
+    scripted = ["-s", str(script)] if script else []
+    p = subprocess.run([WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
+                        *scripted, url],
                        capture_output=True, text=True, timeout=seconds + 60, preexec_fn=preexec)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out

@@ -3,21 +3,18 @@ servers with the client) against real servers started here: Python's http.server
 with a test CA), rivet itself, nginx, and raw sockets for malformed answers. Each error kind the
 client promises, keep-alive reuse seen from the upstream's side, and an upstream request
 abandoned when the client of the calling request goes away."""
-import shutil
 import socket
-import subprocess
 import time
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
 from http_client_e2e import RawUpstream, Upstream
+from nginx_e2e import NGINX, start_nginx, stop_nginx
 from ops_e2e import free_port, wait_for
 from rivet_e2e import BIN, SLOW, build_request
 
 GATEWAY = BIN.parent / "client_gateway"
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 
 
 @pytest.fixture
@@ -200,36 +197,17 @@ def test_nginx_upstream_one_connection_for_many_requests(gateway, tmp_path):
     (prefix / "www").mkdir()
     (prefix / "www" / "a.txt").write_text("from nginx")
     log = prefix / "logs" / "access.log"
-    conf = prefix / "nginx.conf"
-    conf.write_text(f"""
-daemon off;
-master_process off;
-worker_processes 1;
-error_log {prefix}/logs/error.log;
-pid {prefix}/nginx.pid;
-events {{ worker_connections 256; }}
-http {{
+    proc = start_nginx(prefix, f"""
     log_format conn '$connection $connection_requests $status';
     access_log {log} conn;
-    client_body_temp_path {prefix}/body;
     keepalive_requests 1000;
     server {{
         listen 127.0.0.1:{port};
         root {prefix}/www;
         location /chunked {{ chunked_transfer_encoding on; return 200 "chunked"; }}
     }}
-}}
-""")
-    proc = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(conf)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+""", port)
     try:
-        def up():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-        wait_for(up, 10 * SLOW, "nginx listening")
         r = gateway.get("/fetch_many?" + urlencode({"url": f"http://127.0.0.1:{port}/a.txt",
                                                     "n": 30}))
         assert r.json() == {"statuses": [200] * 30, "reused": 29}
@@ -240,8 +218,7 @@ http {{
         status, j = fetch(gateway, f"http://127.0.0.1:{port}/a.txt")
         assert j["body"] == "from nginx"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_nginx(proc)
 
 
 def test_client_leaving_abandons_the_upstream_request(gateway, upstream):

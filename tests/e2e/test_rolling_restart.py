@@ -7,31 +7,17 @@ listening before the health check had taken it out.
 """
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
 
 import pytest
 
+from ops_e2e import free_port, wait_for
 from rivet_e2e import BIN, SANITIZED, SLOW, WRK, RivetServer, wrk
+from rolling_e2e import kill_left_over, proxied_hello, restart_in_turn, start_backend
 
 HAPROXY = shutil.which("haproxy")
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout * SLOW
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,13 +119,6 @@ listen web
 """
 
 
-def start_backend(tmp_path, name, port):
-    """A rivet on a fixed port (the proxy's configuration names it), started again the same way."""
-    cmd = [BIN, "--port", port, "--bind", "127.0.0.1", "--threads", "1", "--workers", "1",
-           "--drain-grace", "1", "--root", tmp_path]
-    return RivetServer(tmp_path / name, command=cmd).start()
-
-
 @pytest.mark.skipif(HAPROXY is None, reason="haproxy is not installed (scripts/setup.sh)")
 @pytest.mark.skipif(WRK is None, reason="wrk is not installed (scripts/setup.sh)")
 @pytest.mark.skipif(SANITIZED, reason="a load test of the release build (the drain itself runs "
@@ -157,27 +136,13 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
     try:
         url = f"http://127.0.0.1:{front}/hello"
 
-        def proxied_ok():
-            try:
-                with socket.create_connection(("127.0.0.1", front), timeout=1) as s:
-                    s.sendall(b"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    return s.recv(100).startswith(b"HTTP/1.1 200")
-            except OSError:
-                return False
-
-        wait_for(proxied_ok, 10, "HAProxy to answer through its backends")
+        wait_for(lambda: proxied_hello(front), 10, "HAProxy to answer through its backends")
         result = {}
         load = threading.Thread(target=lambda: result.update(out=wrk(url, 32, 12)))
         load.start()
         time.sleep(1.5)
-        for i, old in enumerate(backends):
-            old.send_signal(signal.SIGTERM)
-            assert old.wait(15 * SLOW) == 0, old.stderr()
-            assert "lame duck" in old.stderr()
-            new = start_backend(tmp_path, f"r{i}-again", ports[i])
-            restarted.append(new)
-            # Back in rotation before the next one goes: HAProxy checks every 100 ms.
-            time.sleep(1.0)
+        # Back in rotation before the next one goes: HAProxy checks every 100 ms.
+        restart_in_turn(tmp_path, backends, ports, 1.0, restarted)
         # Every restart happened under load (a slow machine must not let wrk end first).
         assert load.is_alive(), "wrk ended before the last restart: lengthen its run"
         load.join(60)
@@ -190,7 +155,4 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
     finally:
         proxy.terminate()
         proxy.wait(10)
-        for srv in backends + restarted:  # after a failure: nothing is left running
-            if srv.alive():
-                srv.proc.kill()
-                srv.proc.wait()
+        kill_left_over(backends + restarted)

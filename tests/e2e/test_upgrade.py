@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from nginx_e2e import NGINX, start_nginx, stop_nginx
 from rivet_e2e import (BIN, PUBLIC, SANITIZED, SLOW, SANITIZER_RE, RivetServer,
                        no_drain_grace_unless_set)
 
@@ -263,22 +264,8 @@ def test_upgrade_under_keepalive_and_per_request_load_loses_nothing(upgraded):
         assert h.refused == 0 and h.failed == [] and h.ok > 50, (h.ok, h.refused, h.failed[:5])
 
 
-NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
-
-NGINX_CFG = """\
-daemon off;
-master_process off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
+NGINX_HTTP = """\
     access_log off;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
     upstream rivets {{
 {servers}
         keepalive 16;
@@ -292,7 +279,6 @@ http {{
             proxy_next_upstream off;
         }}
     }}
-}}
 """
 
 
@@ -312,13 +298,8 @@ def test_three_rivets_behind_nginx_upgraded_in_turn_lose_nothing(upgraded, tmp_p
               for _ in range(3)]
     front = free_port()
     prefix = tmp_path / "nginx"
-    prefix.mkdir()
     servers = "\n".join(f"        server 127.0.0.1:{u.port};" for u in rivets)
-    (prefix / "nginx.conf").write_text(NGINX_CFG.format(prefix=prefix, front=front,
-                                                        servers=servers))
-    nginx = subprocess.Popen([NGINX, "-p", str(prefix), "-e", str(prefix / "error.log"), "-c",
-                              str(prefix / "nginx.conf")], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.STDOUT)
+    nginx = start_nginx(prefix, NGINX_HTTP.format(front=front, servers=servers), front)
     try:
         wait_until(lambda: hello_or_none(front), 10, "nginx to answer through the rivets")
         load = subprocess.Popen([WRK, "-t1", "-c32", "-d12s", f"http://127.0.0.1:{front}/hello"],
@@ -340,8 +321,7 @@ def test_three_rivets_behind_nginx_upgraded_in_turn_lose_nothing(upgraded, tmp_p
         for u in rivets:
             assert hello(u.port).endswith(b"Hello, World!")  # the new processes serve
     finally:
-        nginx.terminate()
-        nginx.wait(10)
+        stop_nginx(nginx)
 
 
 def hello_or_none(port: int) -> bytes | None:

@@ -12,12 +12,12 @@ import pytest
 
 websockets = pytest.importorskip("websockets")
 
+from nginx_e2e import NGINX, start_nginx as start_nginx_with, stop_nginx  # noqa: E402
 from ops_e2e import free_port, wait_for  # noqa: E402
 from rivet_e2e import SLOW  # noqa: E402
 
 HAPROXY = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists()
                                       else None)
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 
 
 def listening(proc, port):
@@ -58,20 +58,8 @@ backend rivet
 
 def start_nginx(tmp_path, backend_port):
     port = free_port()
-    prefix = tmp_path / "nginx"
-    (prefix / "logs").mkdir(parents=True)
-    conf = prefix / "nginx.conf"
-    conf.write_text(f"""
-daemon off;
-master_process off;
-worker_processes 1;
-error_log {prefix}/logs/error.log;
-pid {prefix}/nginx.pid;
-events {{ worker_connections 256; }}
-http {{
+    proc = start_nginx_with(tmp_path / "nginx", f"""
     access_log off;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
     map $http_upgrade $connection_upgrade {{ default upgrade; '' close; }}
     server {{
         listen 127.0.0.1:{port};
@@ -83,11 +71,7 @@ http {{
             proxy_read_timeout 60s;
         }}
     }}
-}}
-""")
-    proc = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(conf)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-    listening(proc, port)
+""", port)
     return proc, port
 
 
@@ -131,5 +115,4 @@ def test_websocket_through_nginx(rivet, tmp_path):
     try:
         asyncio.run(converse(port))
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_nginx(proc)
