@@ -73,9 +73,8 @@ int next_signal(const sigset_t& signals, app::ServiceNotifier& notifier) {
 }
 
 std::string serving_status(const engine::Server& server) {
-    return "serving http://" + app::url_host(server.host()) + ":" +
-           std::to_string(server.port()) + " (" + std::to_string(server.threads()) +
-           " I/O threads)";
+    return "serving http://" + app::url_host(server.host()) + ":" + std::to_string(server.port()) +
+           " (" + std::to_string(server.threads()) + " I/O threads)";
 }
 
 }  // namespace
@@ -118,7 +117,8 @@ void App::run(const RunOptions& options) {
     // file is written: the service is up.
     notifier.ready(serving_status(*impl_->server));
     std::vector<net::Loop*> loops;
-    for (unsigned i = 0; i < impl_->server->threads(); ++i) loops.push_back(&impl_->server->loop(i));
+    for (unsigned i = 0; i < impl_->server->threads(); ++i)
+        loops.push_back(&impl_->server->loop(i));
     if (impl_->admin_server) loops.push_back(&impl_->admin_server->loop(0));
     notifier.watch(std::move(loops));
     int sig = 0;
@@ -150,8 +150,9 @@ void App::run(const RunOptions& options) {
                                 : "; reload refused, the configuration in use stays (see the "
                                   "error log)"));
     }
-    notifier.unwatch();  // systemd stops watching at STOPPING=1; a handed-over process is not
-                         // the service any more
+    // No more pings: systemd stops watching at STOPPING=1, and a process that handed over is
+    // not the service any more.
+    notifier.unwatch();
     auto serving = Impl::Ending::Serving;
     impl_->ending.compare_exchange_strong(serving, Impl::Ending::Stopping);  // else handed over
     const bool handed_over = impl_->ending == Impl::Ending::HandedOver;
