@@ -11,6 +11,8 @@
 //   app.run({.port = 8080});                    // Ctrl-C drains and returns
 #pragma once
 
+#include <sys/types.h>
+
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -233,7 +235,10 @@ public:
 
     // Serves forever; SIGINT/SIGTERM drain in-flight requests and return (after the lame-duck
     // period of timeouts.drain_grace_ms, which a second SIGINT/SIGTERM cuts short). Throws
-    // std::runtime_error when the address cannot be bound.
+    // std::runtime_error when the address cannot be bound. Under a service manager that sets
+    // NOTIFY_SOCKET (systemd's Type=notify) it says READY=1 once serving (after on_started),
+    // RELOADING=1 and READY=1 around each SIGHUP, STOPPING=1 at the stop, with STATUS= lines,
+    // and with WATCHDOG_USEC set pings WATCHDOG=1 at half of it while every I/O loop runs.
     void run(const RunOptions& options = {});
 
     // For embedding and tests: start without taking over signals, then stop().
@@ -254,8 +259,9 @@ public:
     // next answer. /healthz keeps answering 200 (the checks now reach the other process);
     // App::run's next SIGINT/SIGTERM still waits timeouts.drain_grace_ms for those answers.
     // False, and nothing done, when App::run is already stopping: the other process should
-    // then be stopped too.
-    bool hand_over();
+    // then be stopped too. `successor_pid` (the other process), when App::run tells a service
+    // manager, is named to it as the service's main process now (MAINPID=).
+    bool hand_over(pid_t successor_pid = 0);
 
     // The stop's first sign (rivet/shutdown.hpp): fired once, by begin_lame_duck(), stop(),
     // hand_over() or App::run's SIGINT/SIGTERM, whichever comes first, before the drain

@@ -1,9 +1,5 @@
 #include <rivet/app.hpp>
 
-#include <pthread.h>
-#include <signal.h>
-
-#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -19,31 +15,6 @@
 #include "app/tls_options.hpp"
 
 namespace rivet {
-
-namespace {
-
-// The lame-duck period's wait: until the grace runs out or a second SIGINT/SIGTERM says not to
-// wait. SIGHUP still reopens the logs meanwhile.
-void wait_out_lame_duck(uint64_t grace_ms, const sigset_t& signals, app::Operations& ops) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
-    for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            end - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return;
-        timespec wait{time_t(left.count() / 1'000'000'000), long(left.count() % 1'000'000'000)};
-        int sig = sigtimedwait(&signals, nullptr, &wait);
-        if (sig == SIGHUP) {
-            if (auto e = ops.reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
-        } else if (sig == SIGINT || sig == SIGTERM) {
-            app::log_info("signal " + std::to_string(sig) + " again: draining now");
-            return;
-        } else if (sig == SIGUSR2) {
-            app::log_error("upgrade refused: this process is stopping");
-        }  // else EAGAIN (the grace is over) or EINTR: the loop looks at the time again
-    }
-}
-
-}  // namespace
 
 App::Route& App::Route::offload(bool on) {
     const auto& r = app_.impl_->routes[id_];
@@ -337,16 +308,6 @@ App& App::on_shutdown(std::function<void()> fn) {
     return *this;
 }
 
-bool App::hand_over() {
-    if (!impl_->server) throw std::logic_error("the app is not running");
-    auto serving = Impl::Ending::Serving;
-    if (!impl_->ending.compare_exchange_strong(serving, Impl::Ending::HandedOver)) return false;
-    impl_->shutdown.trigger();
-    impl_->server->begin_handover();
-    if (impl_->admin_server) impl_->admin_server->begin_handover();
-    return true;
-}
-
 std::string App::reconfigure(const RunOptions& options) {
     if (!impl_->server) throw std::logic_error("the app is not running");
     OperationsOptions ops = options.ops;
@@ -367,83 +328,6 @@ std::string App::reconfigure(const RunOptions& options) {
 void App::reload_refused() {
     if (!impl_->server) throw std::logic_error("the app is not running");
     impl_->ops->note_reload(app::ReloadOutcome::Result::Refused);
-}
-
-namespace {
-
-// SIGUSR2, as for nginx: start a new binary on our listening sockets (the owner's on_upgrade).
-void request_upgrade(const RunOptions& options) {
-    if (!options.on_upgrade) {
-        app::log_warn("SIGUSR2: in-place upgrades are not configured (RunOptions::on_upgrade)");
-        return;
-    }
-    try {
-        options.on_upgrade();
-    } catch (const std::exception& e) {  // a failed upgrade leaves us serving
-        app::log_error(std::string("SIGUSR2: ") + e.what());
-    }
-}
-
-}  // namespace
-
-void App::run(const RunOptions& options) {
-    // Threads inherit the mask: only this one takes SIGINT/SIGTERM, through sigwait.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGHUP);
-    sigaddset(&stop_signals, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
-    start(options);
-    if (options.on_started) {
-        try {
-            options.on_started();
-        } catch (...) {
-            stop();
-            throw;
-        }
-    }
-    int sig = 0;
-    // SIGHUP, as for nginx: log files are reopened (logrotate renamed them), the owner may
-    // re-read its configuration, and the TLS certificates are re-read (by reconfigure(), or
-    // here when on_reload did not call it).
-    while (sigwait(&stop_signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR2)) {
-        if (sig == SIGUSR2) {
-            request_upgrade(options);
-            continue;
-        }
-        if (auto e = impl_->ops->reopen_logs(); !e.empty()) app::log_error("reopening logs: " + e);
-        const uint64_t reloads = impl_->tls_reload_attempts;
-        if (options.on_reload) options.on_reload();
-        if (impl_->tls_context && impl_->tls_reload_attempts == reloads) {  // not reconfigured
-            std::string e = impl_->reload_tls(impl_->options.tls);
-            if (!e.empty())
-                app::log_error("rivet: " + e);
-            else
-                impl_->server->reconfigure(impl_->live_config(impl_->options));
-            impl_->ops->note_reload(e.empty() ? app::ReloadOutcome::Result::Applied
-                                              : app::ReloadOutcome::Result::Refused);
-        }
-    }
-    auto serving = Impl::Ending::Serving;
-    impl_->ending.compare_exchange_strong(serving, Impl::Ending::Stopping);  // else handed over
-    if (!options.quiet) std::printf("rivet: signal %d, draining\n", sig);
-    std::fflush(stdout);
-    if (options.timeouts.drain_grace_ms > 0) {
-        const std::string grace = std::to_string(options.timeouts.drain_grace_ms) + " ms";
-        if (impl_->ending == Impl::Ending::HandedOver) {
-            app::log_info("handed over: open connections get " + grace +
-                          " for their last answers (Connection: close)");
-        } else {
-            app::log_info("lame duck for " + grace +
-                          ": /readyz and /healthz answer 503, every answer says Connection: close");
-            begin_lame_duck();
-        }
-        wait_out_lame_duck(options.timeouts.drain_grace_ms, stop_signals, *impl_->ops);
-    }
-    stop();
 }
 
 }  // namespace rivet

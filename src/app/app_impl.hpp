@@ -15,6 +15,7 @@
 #include "app/middleware/middleware_chain.hpp"
 #include "app/operations/operations.hpp"
 #include "app/routing/router.hpp"
+#include "app/service_notifier.hpp"
 #include "app/websocket/stream_topics.hpp"
 #include "app/websocket/topic_relay.hpp"
 #include "app/websocket/topics.hpp"
@@ -74,6 +75,9 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     // that becomes ready while an outside SIGTERM drains us must not win).
     enum class Ending : uint8_t { Serving, HandedOver, Stopping };
     std::atomic<Ending> ending{Ending::Serving};
+    // What App::run tells a service manager ($NOTIFY_SOCKET): made by the first run() and kept
+    // until the App goes, since hand_over() may use it from another thread as run() returns.
+    std::unique_ptr<app::ServiceNotifier> notifier;
     std::unique_ptr<engine::Server> admin_server;  // admin endpoints on a port of their own
     // App::ws routes (their handshake handlers share them) and the topics they publish to.
     std::vector<std::shared_ptr<app::WebSocketRoute>> websocket_routes;

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
                 rivet::app::log_info("reload: configuration " + next.config_path + " applied");
             current = next;
         };
-        upgrader.on_handed_over([&app] { return app.hand_over(); });
+        upgrader.on_handed_over([&app](pid_t child) { return app.hand_over(child); });
         struct StopWaiting {  // before `app` goes: the waiting thread calls into it
             rivet::server::Upgrader& upgrader;
             ~StopWaiting() { upgrader.stop_waiting(); }

@@ -101,8 +101,12 @@ struct ExecPlan {
         temporary.resize(sources.size());
         for (char** e = environ; *e; ++e) {
             std::string_view v(*e);
+            // WATCHDOG_PID names us: without it the watchdog is the new process's (sd_notify's
+            // rule), which it is once it serves and we hand over. NOTIFY_SOCKET and
+            // WATCHDOG_USEC pass as they are.
             if (v.starts_with("LISTEN_PID=") || v.starts_with("LISTEN_FDS=") ||
-                v.starts_with("LISTEN_FDNAMES=") || v.starts_with(kReadyVariable))
+                v.starts_with("LISTEN_FDNAMES=") || v.starts_with(kReadyVariable) ||
+                v.starts_with("WATCHDOG_PID="))
                 continue;
             env_strings.emplace_back(v);
         }
@@ -296,7 +300,7 @@ void Upgrader::wait_for(pid_t child, int ready_fd) {
     int status = 0;
     switch (answer) {
         case Answer::Ready: {
-            if (on_handed_over_ && !on_handed_over_()) {
+            if (on_handed_over_ && !on_handed_over_(child)) {
                 // Told to stop (an outside SIGTERM) while the new process started: the stop was
                 // meant for the service, so the new process goes too.
                 app::log_warn("upgrade: the new process (pid " + std::to_string(child) +

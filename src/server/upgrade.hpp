@@ -51,10 +51,11 @@ public:
     // process has handed over, or without a plain listener.
     void start(const InheritedListeners& listeners);
 
-    // Called from the waiting thread once the new process serves, before this one stops
-    // (App::hand_over: stop accepting now, /healthz stays 200). Set before start().
+    // Called from the waiting thread with the new process's pid once it serves, before this
+    // one stops (App::hand_over: stop accepting now, /healthz stays 200, the service manager
+    // told the new main pid). Set before start().
     // It returns false when this process is already stopping: the new one is stopped too.
-    void on_handed_over(std::function<bool()> fn) { on_handed_over_ = std::move(fn); }
+    void on_handed_over(std::function<bool(pid_t)> fn) { on_handed_over_ = std::move(fn); }
 
     const std::string& binary() const { return binary_; }
 
@@ -70,7 +71,7 @@ private:
     State state_ = State::Idle;  // under mutex_
     pid_t child_ = 0;            // under mutex_: the new process while Starting or HandedOver
     std::thread waiter_;
-    std::function<bool()> on_handed_over_;
+    std::function<bool(pid_t)> on_handed_over_;
 };
 
 // Options::child_stop_timeout_ms for a server with these drain settings: the lame duck and the

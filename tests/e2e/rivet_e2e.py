@@ -68,12 +68,13 @@ class RivetServer:
 
     def __init__(self, workdir: Path, args=(), nofile: int | None = None, root: Path = PUBLIC,
                  nofile_cap: int | None = None, command: list | None = None,
-                 tls: bool | None = None):
+                 tls: bool | None = None, env: dict | None = None):
         """nofile raises the descriptor limit to at least n; nofile_cap lowers it to n (as
         `ulimit -n n` would). `command`: another program built on rivet (an example) instead of
         the rivet binary, started as given; it must listen on an ephemeral port and print the
         listening line. `tls`: also wait for the https listening line and keep its port in
-        `tls_port` (None: when the arguments name --tls-cert)."""
+        `tls_port` (None: when the arguments name --tls-cert). `env`: variables set (a value of
+        None: removed) in the environment the server inherits from the tests."""
         self.command = [str(c) for c in command] if command else None
         self.workdir = Path(workdir)
         self.args = [str(a) for a in args]
@@ -88,6 +89,10 @@ class RivetServer:
         self.returncode: int | None = None
         self.tls = ("--tls-cert" in self.args) if tls is None else tls
         self.tls_port = 0
+        self.env = None
+        if env is not None:
+            self.env = {k: v for k, v in os.environ.items() if k not in env}
+            self.env.update({k: str(v) for k, v in env.items() if v is not None})
 
     def __iter__(self):
         """Unpacks as (host, port, process)."""
@@ -122,7 +127,7 @@ class RivetServer:
 
         try:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                         preexec_fn=preexec, cwd=self.workdir)
+                                         preexec_fn=preexec, cwd=self.workdir, env=self.env)
         finally:
             out.close()
             err.close()

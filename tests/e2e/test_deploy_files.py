@@ -40,6 +40,16 @@ def test_systemd_stop_timeout_outlasts_the_drain():
     assert "Requires=rivet.socket" in service
 
 
+def test_systemd_unit_waits_for_ready_and_watches_the_loops():
+    """rivet speaks sd_notify (tests/e2e/test_sd_notify.py): the unit waits for READY=1, takes
+    the new process's word after an in-place upgrade, and has a watchdog."""
+    service = (DEPLOY / "systemd" / "rivet.service").read_text()
+    assert re.search(r"^Type=notify$", service, re.M)
+    assert re.search(r"^NotifyAccess=all$", service, re.M)
+    # Pinged at half of it by a thread that also does reloads: room for a slow one.
+    assert int(re.search(r"^WatchdogSec=(\d+)s$", service, re.M)[1]) >= 5
+
+
 def manifests():
     docs = {}
     for path in sorted((DEPLOY / "kubernetes").glob("*.yaml")):

@@ -347,6 +347,11 @@ void Operations::note_reload(ReloadOutcome::Result result) {
     last_reload_ = {result, unix_time(std::chrono::system_clock::now())};
 }
 
+ReloadOutcome Operations::last_reload() {
+    std::lock_guard lock(instance_mutex_);
+    return last_reload_;
+}
+
 void Operations::set_certificates(std::vector<CertificateExpiry> certificates) {
     std::lock_guard lock(instance_mutex_);
     certificates_ = std::move(certificates);

@@ -62,6 +62,7 @@ public:
     // What the metrics show of the instance (any thread; rare): the last reload's outcome, now,
     // and the certificates the TLS listener serves (at the start and after each reload).
     void note_reload(ReloadOutcome::Result result);
+    ReloadOutcome last_reload();
     void set_certificates(std::vector<CertificateExpiry> certificates);
 
     // One request's bookkeeping, from its start to its answer.
