@@ -2,10 +2,12 @@
 // forms, a page that shows who is signed in, and logout.
 //
 //   ./build/example_login [port] [--cookie-sessions] [--idle=S] [--absolute=S] [--max-sessions=N]
+//                         [--redis=IP:PORT] [--metrics]
 //   then open http://localhost:8080/ and sign in as ada / lovelace (or alan / turing).
 //
 // The signing secret comes from RIVET_SESSION_SECRET (32 bytes at least); without it one is
-// made at start, so sessions end when the process does.
+// made at start, so sessions end when the process does. With --redis, sessions live in that Redis:
+// every instance started with the same secret and Redis shares them.
 #include <rivet/rivet.hpp>
 
 #include <cctype>
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
     rivet::SessionOptions sessions{.secret = secret_from_environment()};
     size_t max_sessions = 100'000;
     uint16_t port = 8080;
+    bool metrics = false;  // GET /metrics (rivet_session_store_unavailable_total among them)
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--cookie-sessions")
@@ -109,10 +112,18 @@ int main(int argc, char** argv) {
             sessions.absolute_timeout = std::chrono::seconds(std::stoi(arg.substr(11)));
         else if (arg.starts_with("--max-sessions="))
             max_sessions = std::stoul(arg.substr(15));
+        else if (arg == "--metrics")
+            metrics = true;
+        else if (arg.starts_with("--redis=")) {
+            const std::string where = arg.substr(8);
+            const size_t colon = where.rfind(':');
+            sessions.store = rivet::redis_session_store(
+                {.host = where.substr(0, colon), .port = uint16_t(std::stoi(where.substr(colon + 1)))});
+        }
         else
             port = uint16_t(std::stoi(arg));
     }
-    if (sessions.storage == rivet::SessionStorage::InStore)
+    if (sessions.storage == rivet::SessionStorage::InStore && !sessions.store)
         sessions.store = rivet::memory_session_store(max_sessions);
 
     rivet::App app;
@@ -191,5 +202,7 @@ int main(int argc, char** argv) {
         res.json({{"theme", req.cookie("theme") ? std::string(*req.cookie("theme")) : ""}});
     });
 
-    app.run({.port = port});
+    rivet::RunOptions run{.port = port};
+    run.ops.admin.metrics = metrics;
+    app.run(run);
 }

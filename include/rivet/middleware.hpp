@@ -17,6 +17,14 @@
 // ones the framework makes itself (404, 405, 413, 431, 500, 503 ...). For a request refused
 // before routing (a malformed or too large request), after() runs without before() having run
 // (refused() runs instead): a middleware must not assume its before() saw the request.
+//
+// Waiting middleware. One whose work must wait on the network (a session kept in Redis) returns
+// true from waits(): the framework then awaits its before_waiting() and after_waiting() in place
+// of before() and after(), on the request's loop, which serves other requests meanwhile (the
+// request is copied, as a coroutine handler's is, when one first suspends). Such a request runs
+// as a coroutine from its first middleware to its last after(); the handler, whatever its kind,
+// runs in between (an offloaded one on the worker pool, awaited). AsyncReply handlers cannot run
+// behind a waiting middleware: such a request is answered 500 (use a coroutine handler).
 #pragma once
 
 #include <functional>
@@ -24,6 +32,7 @@
 
 #include <rivet/request.hpp>
 #include <rivet/response.hpp>
+#include <rivet/task.hpp>
 
 namespace rivet {
 
@@ -50,6 +59,15 @@ public:
     // place of before(), ahead of the error handler: what the error body should carry goes into
     // the context here (request_id() puts its id). The refusal stands whatever this does.
     virtual void refused(Request& req) { (void)req; }
+
+    // True: this middleware waits (see above); asked once, when it is added.
+    virtual bool waits() const { return false; }
+    // What before() and after() are for a middleware that waits; throwing works as it does there.
+    virtual Task<bool> before_waiting(Request& req, Response& res) { co_return before(req, res); }
+    virtual Task<> after_waiting(const Request& req, Response& res) {
+        after(req, res);
+        co_return;
+    }
 };
 
 // Middleware from a function, for the common one-sided cases.

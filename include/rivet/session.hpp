@@ -8,15 +8,26 @@
 //   session.set("user", "ada");
 //   session.destroy();                // on logout
 //
-// Storage (SessionOptions::storage): InStore keeps the data in a SessionStore (by default one
-// in memory, per process, shared by the I/O loops) and gives the browser only a random id,
-// signed; InCookie keeps the data in the cookie itself, signed (not encrypted: the visitor can
-// read it, not change it), and is limited to SessionOptions::max_cookie_bytes.
+// Storage (SessionOptions::storage): InStore keeps the data in a store (by default one in
+// memory, per process, shared by the I/O loops; or redis_session_store(), shared by every
+// instance) and gives the browser only a random id, signed; InCookie keeps the data in the
+// cookie itself, signed (not encrypted: the visitor can read it, not change it), and is limited
+// to SessionOptions::max_cookie_bytes.
 //
-// A session is made only when a handler writes to it; a visitor that sends no cookie, an
-// unsigned, tampered or expired one (idle_timeout since its last request, absolute_timeout since
-// it began) gets a new, empty session: refused cookies are never an error. The session is saved,
-// and its cookie sent, after the handler (in the middleware's after()).
+// A session is made (stored, its cookie sent) only when a handler writes to it: a visitor
+// without a cookie costs the store nothing however often it comes, until a handler sets
+// something (Session::set, csrf_token, regenerate of a non-empty one). A visitor that sends no
+// cookie, an unsigned, tampered or expired one (idle_timeout since its last request,
+// absolute_timeout since it began) gets a new, empty session: refused cookies are never an
+// error. The session is saved, and its cookie sent, after the handler (in the middleware's
+// after()).
+//
+// A store that waits (an AsyncSessionStore that is no SessionStore: Redis) is awaited on the
+// request's loop, never blocking it. When it cannot be reached the request is answered 503
+// ("the session store cannot be reached", Retry-After: 1) rather than served as a new visitor
+// (which would look like a logout, and lose what the handler writes), and counted in
+// rivet_session_store_unavailable_total; the next request tries again, so service comes back
+// with the store. A visitor without a cookie needs no load, and is served while it is away.
 #pragma once
 
 #include <chrono>
@@ -29,6 +40,8 @@
 
 #include <rivet/cookie.hpp>
 #include <rivet/middleware.hpp>
+#include <rivet/redis.hpp>
+#include <rivet/task.hpp>
 
 namespace rivet {
 
@@ -41,22 +54,52 @@ struct SessionRecord {
     std::chrono::system_clock::time_point last_seen;  // for idle_timeout
 };
 
-// Where InStore sessions live. Called on the request's I/O loop, from every loop at once: an
-// implementation must be thread-safe and must not block for long (a store on the network, such
-// as Redis, will need an asynchronous variant of this interface).
-class SessionStore {
+// Where InStore sessions live, for a store that waits (on the network): its operations are
+// awaited on the request's I/O loop, from every loop at once. They throw when the store cannot
+// answer (rivet::RedisUnavailable, or any std::exception): the request is then answered 503.
+class AsyncSessionStore {
 public:
-    virtual ~SessionStore() = default;
-    virtual std::optional<SessionRecord> load(const std::string& id) = 0;
+    virtual ~AsyncSessionStore() = default;
+    virtual Task<std::optional<SessionRecord>> load_async(std::string id) = 0;
     // Keeps `record` under `id` for `ttl` at least (the store may drop it after).
+    virtual Task<> save_async(std::string id, SessionRecord record, std::chrono::seconds ttl) = 0;
+    virtual Task<> remove_async(std::string id) = 0;
+};
+
+// A store that answers at once (in memory). Called on the request's I/O loop, from every loop at
+// once: an implementation must be thread-safe and must not block for long. It is an
+// AsyncSessionStore too, whose operations call these; the middleware calls these directly,
+// without a coroutine: a synchronous store costs nothing for being usable as the other kind.
+class SessionStore : public AsyncSessionStore {
+public:
+    virtual std::optional<SessionRecord> load(const std::string& id) = 0;
     virtual void save(const std::string& id, const SessionRecord& record,
                       std::chrono::seconds ttl) = 0;
     virtual void remove(const std::string& id) = 0;
+
+    Task<std::optional<SessionRecord>> load_async(std::string id) final { co_return load(id); }
+    Task<> save_async(std::string id, SessionRecord record, std::chrono::seconds ttl) final {
+        save(id, record, ttl);
+        co_return;
+    }
+    Task<> remove_async(std::string id) final {
+        remove(id);
+        co_return;
+    }
 };
 
 // In memory, per process: at most `max_sessions`; saving one more evicts the least recently
 // used. Expired sessions go when they are next looked up or evicted.
 std::shared_ptr<SessionStore> memory_session_store(size_t max_sessions = 100'000);
+
+// In Redis, shared by every instance that names the same server: a session is the key
+// `key_prefix` + its id, holding its record as JSON, written with SET ... EX idle_timeout (so
+// Redis drops it when idle, and every request that sees it sets the TTL again), removed with
+// DEL; regenerate() writes the new key, then deletes the old. Redis's error replies and an
+// unreachable Redis throw (the middleware answers 503); commands go on the loop's connection
+// (rivet/redis.hpp), reopened by the next request once Redis is back.
+std::shared_ptr<AsyncSessionStore> redis_session_store(RedisOptions redis,
+                                                       std::string key_prefix = "rivet:session:");
 
 enum class SessionStorage { InStore, InCookie };
 // When the session cookie carries Secure: over TLS only (so that plain-HTTP development
@@ -68,7 +111,7 @@ struct SessionOptions {
     // instance serving the same visitors needs the same one; changing it ends every session.
     std::string secret;
     SessionStorage storage = SessionStorage::InStore;
-    std::shared_ptr<SessionStore> store{};  // InStore; empty: memory_session_store()
+    std::shared_ptr<AsyncSessionStore> store{};  // InStore; empty: memory_session_store()
     std::string cookie_name = "rivet_session";
     std::string path = "/";
     std::string domain{};

@@ -128,6 +128,19 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     void hold_for_shared_limit(engine::Exchange& ex, Trace& trace);
     // Routes and runs the handler after before(); false when the answer comes later (offload).
     bool run_route(engine::Exchange& ex, Call& call, app::Router::Match& match, Trace& trace);
+    // What routing answers itself (OPTIONS *, 404, 405: answered in call, null returned), else
+    // the matched route's entry. `match`: the router's for `head` (unused for OPTIONS *).
+    const RouteEntry* routed(Call& call, const app::Router::Match& match,
+                             const http::RequestHead& head);
+    // A static mount's 404 or 403, made the framework's error answer (405 when routes serve the
+    // path with other methods).
+    void answer_files_refusal(Call& call, const http::RequestHead& head);
+    // --- app_waiting.cpp --- A request some of whose middleware waits (Middleware::waits): its
+    // middleware, handler and after() run as one coroutine.
+    void serve_waiting(engine::Exchange& ex, Call& call, app::Router::Match& match, Trace& trace);
+    Task<> run_waiting_chain(Request& req, Response& res, app::MiddlewareChain::Slice slice,
+                             app::Router::Match match, unsigned loop);
+    Task<> run_waiting_route(Call& call, const app::Router::Match& match, unsigned loop);
     // --- app_async.cpp --- Answers that come later, each an app::AsyncCall.
     // Hands the handler to the worker pool (its answer through the Deferred), or answers 503
     // at once when the pool's queue is full.

@@ -75,6 +75,7 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operation
         finish_middleware(call, loop, /*all=*/true);
         return respond(ex, req, res, trace);
     }
+    if (slice.waits) return serve_waiting(ex, call, match, trace);  // app_waiting.cpp
     bool in_handler = false;
     try {
         if (app::MiddlewareChain::run_before(slice, req, res)) {
@@ -92,15 +93,31 @@ void App::Impl::route_request(engine::Exchange& ex, Trace& trace, app::Operation
 bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& match,
                           Trace& trace) {
     const auto& head = ex.head();
+    if (!(head.method == HttpMethod::Options && head.path == "*"))
+        match = router.find(head.method, head.path);
+    const RouteEntry* route = routed(call, match, head);
+    if (!route) return true;
+    trace.route = match.route;
+    if (route->coroutine || route->async_reply) return run_waiting(*route, ex, call, trace);
+    if (route->offload || (route->offload_when && route->offload_when(call.req))) {
+        run_offloaded(*route, ex, call, trace);
+        return false;
+    }
+    route->handler(call.req, call.res);
+    if (route->files) answer_files_refusal(call, head);
+    return true;
+}
+
+const App::Impl::RouteEntry* App::Impl::routed(Call& call, const app::Router::Match& match,
+                                              const http::RequestHead& head) {
     Response& res = call.res;
     if (head.method == HttpMethod::Options && head.path == "*") {
         res.header("Allow", allow_list(~app::MethodSet(0)));
-        return true;
+        return nullptr;
     }
-    match = router.find(head.method, head.path);
     if (match.kind == app::Router::Match::NotFound) {
         error(call, 404, "Not Found");
-        return true;
+        return nullptr;
     }
     if (match.kind == app::Router::Match::MethodNotAllowed) {
         std::string allow = allow_list(match.allowed);
@@ -109,27 +126,22 @@ bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& 
         else
             error(call, 405, "Method Not Allowed");
         res.header("Allow", allow);
-        return true;
+        return nullptr;
     }
-    trace.route = match.route;
-    const RouteEntry& route = routes[match.route];
-    if (route.coroutine || route.async_reply) return run_waiting(route, ex, call, trace);
-    if (route.offload || (route.offload_when && route.offload_when(call.req))) {
-        run_offloaded(route, ex, call, trace);
-        return false;
+    return &routes[match.route];
+}
+
+void App::Impl::answer_files_refusal(Call& call, const http::RequestHead& head) {
+    Response& res = call.res;
+    if (res.status() != 404 && res.status() != 403) return;
+    // No such file, but routes serve this path with other methods: 405 says more.
+    auto other = routes_only.find(head.method, head.path);
+    if (res.status() == 404 && other.kind == app::Router::Match::MethodNotAllowed) {
+        error(call, 405, "Method Not Allowed");
+        res.header("Allow", allow_list(other.allowed));
+    } else {  // the files' refusals are the framework's: the error handler shapes them
+        error(call, res.status(), app::reason_of(res.status()));
     }
-    route.handler(call.req, res);
-    if (route.files && (res.status() == 404 || res.status() == 403)) {
-        // No such file, but routes serve this path with other methods: 405 says more.
-        auto other = routes_only.find(head.method, head.path);
-        if (res.status() == 404 && other.kind == app::Router::Match::MethodNotAllowed) {
-            error(call, 405, "Method Not Allowed");
-            res.header("Allow", allow_list(other.allowed));
-        } else {  // the files' refusals are the framework's: the error handler shapes them
-            error(call, res.status(), app::reason_of(res.status()));
-        }
-    }
-    return true;
 }
 
 void App::Impl::answer_exception(Call& call, unsigned loop, bool from_handler) {

@@ -18,18 +18,25 @@ void MiddlewareChain::add(std::string_view prefix, std::shared_ptr<Middleware> m
     // The most any path can see: every global one and every group (an upper bound, cheap).
     if (global_.size() + groups_.size() + 1 > kMaxPerRequest)
         throw std::invalid_argument("more than " + std::to_string(kMaxPerRequest) + " middleware");
-    if (prefix.empty())
+    const bool waits = middleware->waits();
+    if (prefix.empty()) {
+        global_waits_ = global_waits_ || waits;
         global_.push_back(std::move(middleware));
-    else
-        groups_.push_back({std::string(prefix), std::move(middleware)});
+    } else {
+        groups_.push_back({std::string(prefix), std::move(middleware), waits});
+    }
 }
 
 void MiddlewareChain::select(std::string_view path, Slice& slice) const {
     slice.size = 0;
     slice.ran = 0;
+    slice.waits = global_waits_;
     for (const auto& m : global_) slice.items[slice.size++] = m.get();
-    for (const auto& g : groups_)
-        if (covers(g.prefix, path)) slice.items[slice.size++] = g.middleware.get();
+    for (const auto& g : groups_) {
+        if (!covers(g.prefix, path)) continue;
+        slice.items[slice.size++] = g.middleware.get();
+        slice.waits = slice.waits || g.waits;
+    }
 }
 
 bool MiddlewareChain::run_before(Slice& slice, Request& req, Response& res) {

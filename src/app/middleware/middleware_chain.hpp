@@ -23,6 +23,8 @@ public:
         Middleware* items[kMaxPerRequest];
         uint8_t size = 0;
         uint8_t ran = 0;  // before() was called on items[0 .. ran)
+        // Some item waits (Middleware::waits): the request runs as a coroutine (app_waiting.cpp).
+        bool waits = false;
     };
 
     // `prefix` empty: every request. Throws std::invalid_argument on a prefix that does not start
@@ -47,8 +49,10 @@ private:
     struct Group {
         std::string prefix;  // without a trailing '/'
         std::shared_ptr<Middleware> middleware;
+        bool waits = false;
     };
     std::vector<std::shared_ptr<Middleware>> global_;
+    bool global_waits_ = false;
     std::vector<Group> groups_;
 };
 

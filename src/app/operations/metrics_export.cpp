@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/operations/metrics_text.hpp"
+#include "app/session/session_engine.hpp"
 
 namespace rivet::app {
 
@@ -273,6 +274,11 @@ std::string prometheus_text(const Snapshot& s) {
          "made again after Redis went away.");
     line(out, "# TYPE rivet_pubsub_redis_reconnects_total counter");
     sample(out, "rivet_pubsub_redis_reconnects_total", t.pubsub_reconnects);
+    line(out,
+         "# HELP rivet_session_store_unavailable_total Requests answered 503 because the "
+         "session store (Redis) could not be reached (in this process).");
+    line(out, "# TYPE rivet_session_store_unavailable_total counter");
+    sample(out, "rivet_session_store_unavailable_total", detail::session_store_unavailable_total());
     line(out, "# HELP rivet_rate_limit_clients Client buckets held (at most the capacity).");
     line(out, "# TYPE rivet_rate_limit_clients gauge");
     sample(out, "rivet_rate_limit_clients", s.rate_limit_clients);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "http/cookie.hpp"
@@ -57,19 +58,16 @@ std::optional<std::string> SessionEngine::verified_id(std::string_view cookie_va
     return std::string(*id);
 }
 
-std::string SessionEngine::encode(const SessionRecord& record) const {
+std::string record_text(const SessionRecord& record) {
     nlohmann::json j = {
         {"d", record.data}, {"c", to_millis(record.created)}, {"s", to_millis(record.last_seen)}};
-    return signer.sign(kDataPurpose, app::base64url_encode(j.dump()));
+    return j.dump();
 }
 
-std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value) const {
-    auto payload = signer.verify(kDataPurpose, cookie_value);
-    if (!payload) return std::nullopt;
-    auto text = app::base64url_decode(*payload);
-    if (!text) return std::nullopt;
-    // Signed by us, so well formed unless the secret leaked; checked all the same.
-    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+std::optional<SessionRecord> record_from_text(std::string_view text) {
+    // Written by us (signed, or in our Redis), so well formed unless the secret leaked or the
+    // key was written by something else; checked all the same.
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j["d"].is_object() || !j["c"].is_number_integer() ||
         !j["s"].is_number_integer())
         return std::nullopt;
@@ -81,6 +79,30 @@ std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value
     record.created = from_millis(j["c"].get<int64_t>());
     record.last_seen = from_millis(j["s"].get<int64_t>());
     return record;
+}
+
+namespace {
+std::atomic<uint64_t> g_store_unavailable{0};
+}
+
+void count_session_store_unavailable() {
+    g_store_unavailable.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t session_store_unavailable_total() {
+    return g_store_unavailable.load(std::memory_order_relaxed);
+}
+
+std::string SessionEngine::encode(const SessionRecord& record) const {
+    return signer.sign(kDataPurpose, app::base64url_encode(record_text(record)));
+}
+
+std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value) const {
+    auto payload = signer.verify(kDataPurpose, cookie_value);
+    if (!payload) return std::nullopt;
+    auto text = app::base64url_decode(*payload);
+    if (!text) return std::nullopt;
+    return record_from_text(*text);
 }
 
 bool SessionEngine::expired(const SessionRecord& record,

@@ -4,6 +4,7 @@
 
 #include <rivet/session.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,16 @@ struct SessionEngine {
     SessionOptions options;
     app::Signer signer;
 };
+
+// A record as text (JSON: data, created and last seen in ms) and back (nullopt when malformed):
+// the cookie-only encoding's payload, and what redis_session_store keeps.
+std::string record_text(const SessionRecord& record);
+std::optional<SessionRecord> record_from_text(std::string_view text);
+
+// Requests answered 503 because the session store could not be reached, in this process
+// (rivet_session_store_unavailable_total); from any thread.
+void count_session_store_unavailable();
+uint64_t session_store_unavailable_total();
 
 // The Session's private parts, for the middleware.
 struct SessionAccess {

@@ -1,5 +1,6 @@
 // The sessions() middleware: before() finds the visitor's session from its cookie (or starts
 // an empty one), after() saves what the handler changed and sends the cookie when it changed.
+#include <rivet/http_error.hpp>
 #include <rivet/session.hpp>
 
 #include "app/session/session_engine.hpp"
@@ -11,58 +12,166 @@ namespace {
 using Clock = std::chrono::system_clock;
 using detail::SessionAccess;
 
+// What after() leaves to the store, and the cookie to send once the store has done it (never
+// before: a cookie naming an id the store did not take would be worth nothing).
+struct Saving {
+    enum class Cookie : uint8_t { Keep, Send, Delete };
+    std::string save_id;  // "": nothing to save
+    SessionRecord record;
+    // "": nothing to remove. A waiting store removes it after the save (rotation: should the
+    // save fail, the visitor keeps the old session, not none).
+    std::string remove_id;
+    Cookie cookie = Cookie::Keep;
+};
+
 class SessionMiddleware final : public Middleware {
 public:
     explicit SessionMiddleware(SessionOptions options)
-        : engine_(std::make_shared<detail::SessionEngine>(std::move(options))) {}
+        : engine_(std::make_shared<detail::SessionEngine>(std::move(options))),
+          store_(engine_->options.store.get()),
+          sync_store_(dynamic_cast<SessionStore*>(store_)) {}
+
+    // Only a store that is no SessionStore makes requests wait.
+    bool waits() const override {
+        return options().storage == SessionStorage::InStore && !sync_store_;
+    }
 
     bool before(Request& req, Response&) override {
         Session session = SessionAccess::make(engine_);
-        if (auto value = req.cookie(engine_->options.cookie_name)) load(*value, session);
+        if (auto value = req.cookie(options().cookie_name)) {
+            if (options().storage == SessionStorage::InCookie) {
+                adopt(session, "", engine_->decode(*value));
+            } else if (auto id = engine_->verified_id(*value)) {
+                if (adopt(session, *id, sync_store_->load(*id))) sync_store_->remove(*id);
+            }
+        }
         req.context().set(std::move(session));
         return true;
+    }
+
+    Task<bool> before_waiting(Request& req, Response&) override {
+        Session session = SessionAccess::make(engine_);
+        std::optional<std::string> id;
+        if (auto value = req.cookie(options().cookie_name)) id = engine_->verified_id(*value);
+        if (id) {  // no cookie, or a refused one: nothing to ask the store
+            std::optional<SessionRecord> record;
+            bool reached = true;
+            try {
+                record = co_await store_->load_async(*id);
+                if (adopt(session, *id, std::move(record))) co_await store_->remove_async(*id);
+            } catch (const std::exception&) {
+                reached = false;
+            }
+            if (!reached) unavailable();
+        }
+        req.context().set(std::move(session));
+        co_return true;
     }
 
     void after(const Request& req, Response& res) override {
         Session* session = req.context().find<Session>();
         if (!session) return;  // refused before routing: before() did not run
-        if (engine_->options.storage == SessionStorage::InStore)
-            save_in_store(req, *session, res);
-        else
-            save_in_cookie(req, *session, res);
+        if (options().storage == SessionStorage::InCookie) return save_in_cookie(req, *session, res);
+        Saving saving = plan(*session);
+        // The old id goes first here: a bounded store that is full must not evict another
+        // visitor's session to make room for one that is about to leave.
+        if (!saving.remove_id.empty()) sync_store_->remove(saving.remove_id);
+        if (!saving.save_id.empty())
+            sync_store_->save(saving.save_id, saving.record, options().idle_timeout);
+        send(req, res, *session, saving.cookie);
+    }
+
+    Task<> after_waiting(const Request& req, Response& res) override {
+        Session* session = req.context().find<Session>();
+        if (!session) co_return;  // refused before routing, or the store failed in before()
+        Saving saving = plan(*session);
+        bool reached = true;
+        try {
+            if (!saving.save_id.empty())
+                co_await store_->save_async(saving.save_id, std::move(saving.record),
+                                            options().idle_timeout);
+            if (!saving.remove_id.empty()) co_await store_->remove_async(saving.remove_id);
+        } catch (const std::exception&) {
+            reached = false;
+        }
+        if (!reached) unavailable();
+        send(req, res, *session, saving.cookie);
     }
 
 private:
     const SessionOptions& options() const { return engine_->options; }
 
-    void load(std::string_view cookie_value, Session& session) const {
-        const auto now = Clock::now();
-        std::optional<SessionRecord> record;
-        std::string id;
-        if (options().storage == SessionStorage::InStore) {
-            auto verified = engine_->verified_id(cookie_value);
-            if (!verified) return;
-            id = std::move(*verified);
-            record = options().store->load(id);
-        } else {
-            record = engine_->decode(cookie_value);
-        }
-        if (!record) return;
-        if (engine_->expired(*record, now)) {
-            if (!id.empty()) options().store->remove(id);
-            return;
-        }
+    [[noreturn]] static void unavailable() {
+        detail::count_session_store_unavailable();
+        throw HttpError(503,
+                        "Service Unavailable: the session store cannot be reached; try again")
+            .header("Retry-After", "1");
+    }
+
+    // Makes `session` the loaded one when `record` is there and not expired. True when an
+    // expired record under `id` is left for the caller to remove.
+    bool adopt(Session& session, const std::string& id,
+               std::optional<SessionRecord> record) const {
+        if (!record) return false;
+        if (engine_->expired(*record, Clock::now())) return !id.empty();
         SessionAccess::origin(session) = SessionAccess::Origin::Loaded;
-        SessionAccess::id(session) = std::move(id);
+        SessionAccess::id(session) = id;
         SessionAccess::data(session) = std::move(record->data);
         SessionAccess::created(session) = record->created;
+        return false;
     }
 
     SessionRecord record_of(Session& session) const {
         return {SessionAccess::data(session), SessionAccess::created(session), Clock::now()};
     }
 
-    void send(const Request& req, Response& res, std::string value) const {
+    // InStore: what the store must do for what the handler did. Nothing for a session that was
+    // never stored and holds nothing (lazy creation: cookieless visitors cost the store nothing).
+    Saving plan(Session& session) const {
+        Saving out;
+        const std::string& id = SessionAccess::id(session);
+        const bool loaded = SessionAccess::origin(session) == SessionAccess::Origin::Loaded;
+        const bool empty = session.data().empty();
+        switch (SessionAccess::change(session)) {
+            case SessionAccess::Change::None:
+                // Seen again: its idle timeout starts over.
+                if (loaded) out.save_id = id;
+                break;
+            case SessionAccess::Change::Changed:
+                if (!id.empty())
+                    out.save_id = id;
+                else if (!empty)
+                    out.cookie = Saving::Cookie::Send;  // a new session: a new id below
+                break;
+            case SessionAccess::Change::Regenerated:
+                out.remove_id = id;
+                if (!empty)
+                    out.cookie = Saving::Cookie::Send;
+                else if (loaded)
+                    out.cookie = Saving::Cookie::Delete;
+                break;
+            case SessionAccess::Change::Destroyed:
+                out.remove_id = id;
+                if (loaded) out.cookie = Saving::Cookie::Delete;
+                break;
+        }
+        if (out.cookie == Saving::Cookie::Send) {
+            // A new id: for a new session, or the same data under another id.
+            SessionAccess::id(session) = detail::SessionEngine::new_id();
+            out.save_id = SessionAccess::id(session);
+        }
+        if (!out.save_id.empty()) out.record = record_of(session);
+        return out;
+    }
+
+    void send(const Request& req, Response& res, Session& session, Saving::Cookie cookie) const {
+        if (cookie == Saving::Cookie::Send)
+            send_value(req, res, engine_->signed_id(SessionAccess::id(session)));
+        else if (cookie == Saving::Cookie::Delete)
+            send_deletion(req, res);
+    }
+
+    void send_value(const Request& req, Response& res, std::string value) const {
         res.cookie(engine_->cookie(std::move(value), req.secure()));
     }
 
@@ -71,41 +180,6 @@ private:
         gone.max_age = std::chrono::seconds(0);
         gone.expires = Clock::time_point{};
         res.cookie(gone);
-    }
-
-    void save_in_store(const Request& req, Session& session, Response& res) const {
-        SessionStore& store = *options().store;
-        std::string& id = SessionAccess::id(session);
-        const bool loaded = SessionAccess::origin(session) == SessionAccess::Origin::Loaded;
-        const bool empty = session.data().empty();
-        switch (SessionAccess::change(session)) {
-            case SessionAccess::Change::None:
-                // Seen again: its idle timeout starts over.
-                if (loaded) store.save(id, record_of(session), options().idle_timeout);
-                return;
-            case SessionAccess::Change::Changed:
-                if (empty && id.empty()) return;  // nothing worth keeping yet
-                if (!id.empty()) {
-                    store.save(id, record_of(session), options().idle_timeout);
-                    return;
-                }
-                break;
-            case SessionAccess::Change::Regenerated:
-                if (!id.empty()) store.remove(id);
-                if (empty) {
-                    if (loaded) send_deletion(req, res);
-                    return;
-                }
-                break;
-            case SessionAccess::Change::Destroyed:
-                if (!id.empty()) store.remove(id);
-                if (loaded) send_deletion(req, res);
-                return;
-        }
-        // A new id: for a new session, or the same data under another id.
-        id = detail::SessionEngine::new_id();
-        store.save(id, record_of(session), options().idle_timeout);
-        send(req, res, engine_->signed_id(id));
     }
 
     void save_in_cookie(const Request& req, Session& session, Response& res) const {
@@ -117,10 +191,12 @@ private:
         }
         if (SessionAccess::change(session) == SessionAccess::Change::None && !loaded) return;
         // Sent on every request: the last-seen time it carries is what idle_timeout counts from.
-        send(req, res, engine_->encode(record_of(session)));
+        send_value(req, res, engine_->encode(record_of(session)));
     }
 
     std::shared_ptr<const detail::SessionEngine> engine_;
+    AsyncSessionStore* store_;  // InStore; owned by engine_'s options
+    SessionStore* sync_store_;  // store_, when it answers at once: no coroutine needed
 };
 
 }  // namespace

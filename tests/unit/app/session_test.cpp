@@ -169,4 +169,72 @@ TEST(MemorySessionStore, SharedByThreadsStaysWithinItsBound) {
     EXPECT_GT(kept, 0);
 }
 
+// Runs a task that never suspends (a synchronous store's) to its end, as the framework's
+// coroutine would, and gives its value.
+template <class T>
+T finish(rivet::Task<T> task) {
+    auto h = rivet::detail::TaskAccess::release(task);
+    h.resume();
+    EXPECT_TRUE(h.done()) << "a synchronous store's operation suspended";
+    if constexpr (std::is_void_v<T>) {
+        h.promise().take();
+        h.destroy();
+    } else {
+        T value = h.promise().take();
+        h.destroy();
+        return value;
+    }
+}
+
+TEST(SessionStoreAdapter, MemoryStoreWorksThroughTheAsynchronousInterface) {
+    std::shared_ptr<rivet::AsyncSessionStore> store = rivet::memory_session_store(2);
+    EXPECT_EQ(finish(store->load_async("a")), std::nullopt);
+    finish(store->save_async("a", record_with("ada"), 1h));
+    auto loaded = finish(store->load_async("a"));
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(loaded->data.at("user"), "ada");
+    // The same store seen both ways: what one side wrote, the other reads.
+    auto& sync = dynamic_cast<rivet::SessionStore&>(*store);
+    EXPECT_EQ(sync.load("a")->data.at("user"), "ada");
+    sync.save("b", record_with("alan"), 1h);
+    EXPECT_EQ(finish(store->load_async("b"))->data.at("user"), "alan");
+    // Its bound and TTL hold through the adapter too.
+    finish(store->save_async("c", record_with("c"), 1h));
+    EXPECT_EQ(finish(store->load_async("a")), std::nullopt);  // least recently used: evicted
+    finish(store->save_async("gone", record_with("x"), 0s));
+    EXPECT_EQ(finish(store->load_async("gone")), std::nullopt);
+    finish(store->remove_async("c"));
+    EXPECT_EQ(finish(store->load_async("c")), std::nullopt);
+}
+
+// A synchronous store that fails: the adapter's task carries the exception to its awaiter.
+struct FailingStore final : rivet::SessionStore {
+    std::optional<rivet::SessionRecord> load(const std::string&) override {
+        throw std::runtime_error("down");
+    }
+    void save(const std::string&, const rivet::SessionRecord&, std::chrono::seconds) override {
+        throw std::runtime_error("down");
+    }
+    void remove(const std::string&) override { throw std::runtime_error("down"); }
+};
+
+TEST(SessionStoreAdapter, ASynchronousStoresFailureReachesTheAwaiter) {
+    FailingStore store;
+    EXPECT_THROW(finish(store.load_async("a")), std::runtime_error);
+    EXPECT_THROW(finish(store.save_async("a", record_with("x"), 1h)), std::runtime_error);
+    EXPECT_THROW(finish(store.remove_async("a")), std::runtime_error);
+}
+
+TEST(SessionRecordText, RoundTripsAndRefusesWhatIsNoRecord) {
+    const auto record = record_with("ada \"quoted\" \n");
+    const auto back = rivet::detail::record_from_text(rivet::detail::record_text(record));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->data, record.data);
+    EXPECT_EQ(std::chrono::floor<std::chrono::milliseconds>(back->created),
+              std::chrono::floor<std::chrono::milliseconds>(record.created));
+    for (const char* junk : {"", "null", "[]", "{\"d\":{},\"c\":1}", "{\"d\":{\"k\":1},\"c\":1,\"s\":1}",
+                             "not json"})
+        EXPECT_EQ(rivet::detail::record_from_text(junk), std::nullopt) << junk;
+}
+
 }  // namespace

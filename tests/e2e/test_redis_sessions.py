@@ -1,0 +1,157 @@
+"""Sessions kept in Redis (redis_session_store), through examples/login.cpp --redis: two instances
+naming one redis-server (started by the test, on a free port) share sessions: a login on one is
+seen on the other with the same cookie, a logout on either ends it on both, a tampered cookie is
+no session, the key carries the idle timeout as its TTL; Redis stopped mid-run gives 503 with a
+clear message and a metric, no crash, and sessions again when it returns. Cookieless visitors
+store nothing (lazy creation), in Redis as in memory."""
+import re
+
+import pytest
+import requests
+
+from ops_e2e import wait_for
+from redis_server import available
+from test_sessions import COOKIE, LOGIN, TIMEOUT, form_token, sign_in, whoami
+
+pytestmark = pytest.mark.skipif(not available(), reason="needs redis-server")
+
+SECRET = "s" * 48
+IDLE = 600
+
+
+@pytest.fixture
+def instances(rivet, redis, monkeypatch):  # redis: conftest.py
+    monkeypatch.setenv("RIVET_SESSION_SECRET", SECRET)  # the same key on every instance
+
+    def start(n=2, *flags):
+        servers = []
+        for _ in range(n):
+            srv = rivet(command=[LOGIN, 0, f"--redis=127.0.0.1:{redis.port}", f"--idle={IDLE}",
+                                 "--metrics", *flags], root=None)
+            srv.url = f"http://{srv.host}:{srv.port}"
+            servers.append(srv)
+        return servers
+    return start
+
+
+def session_keys(redis):
+    return redis.cli("KEYS", "rivet:session:*")
+
+
+def metric(srv, name):
+    m = re.search(rf"^{name} (\d+)$", requests.get(srv.url + "/metrics", timeout=TIMEOUT).text,
+                  re.M)
+    return int(m.group(1)) if m else None
+
+
+def test_login_on_one_instance_is_seen_on_the_other_and_logout_ends_it_on_both(instances, redis):
+    one, two = instances()
+    http = requests.Session()
+    r = sign_in(http, one.url)
+    assert r.status_code == 200 and "Signed in as ada" in r.text, r.text
+    cookie = http.cookies[COOKIE]
+    assert whoami(two.url, cookie)["user"] == "ada"
+    # One key, with the idle timeout as its TTL (set again by every request that sees it).
+    keys = session_keys(redis)
+    assert len(keys) == 1, keys
+    ttl = redis.cli("TTL", keys[0])
+    assert IDLE - 60 <= ttl <= IDLE, ttl
+    # Writing on two is read on one.
+    token = requests.get(two.url + "/csrf", headers={"Cookie": f"{COOKIE}={cookie}"},
+                         timeout=TIMEOUT).json()["token"]
+    r = requests.post(two.url + "/note", data="from two", timeout=TIMEOUT,
+                      headers={"Cookie": f"{COOKIE}={cookie}", "X-CSRF-Token": token})
+    assert r.status_code == 204, r.text
+    assert whoami(one.url, cookie)["note"] == "from two"
+    # Logout on two: the key is gone, and one no longer knows the cookie either.
+    r = requests.post(two.url + "/logout", data={"_csrf": token}, allow_redirects=False,
+                      headers={"Cookie": f"{COOKIE}={cookie}"}, timeout=TIMEOUT)
+    assert r.status_code == 303, r.text
+    assert session_keys(redis) == []
+    assert whoami(one.url, cookie) == {"user": None, "note": "", "new_session": True}
+    assert whoami(two.url, cookie)["user"] is None
+
+
+def test_login_rotates_the_id_in_redis(instances, redis):
+    one, two = instances()
+    http = requests.Session()
+    http.get(one.url + "/", timeout=TIMEOUT)  # the form: a session for its CSRF token
+    planted = http.cookies[COOKIE]
+    [before] = session_keys(redis)
+    assert sign_in(http, two.url).status_code == 200
+    [after] = session_keys(redis)  # the new key written, the old one deleted
+    assert after != before
+    assert whoami(one.url, planted)["user"] is None
+    assert whoami(one.url, http.cookies[COOKIE])["user"] == "ada"
+
+
+def test_tampered_cookie_is_no_session(instances, redis):
+    one, two = instances()
+    http = requests.Session()
+    sign_in(http, one.url)
+    good = http.cookies[COOKIE]
+    value, _, signature = good.rpartition(".")
+    flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
+    for bad in (f"{value}.{flipped}", "x" + good, value, ""):
+        assert whoami(two.url, bad) == {"user": None, "note": "", "new_session": True}, bad
+    assert whoami(two.url, good)["user"] == "ada"
+
+
+def test_cookieless_visitors_store_nothing(instances, redis):
+    one, two = instances()
+    # 10,000 requests without a cookie jar to a route that only reads the session.
+    with requests.Session() as http:
+        for i in range(10_000):
+            r = http.get((one if i % 2 else two).url + "/whoami", timeout=TIMEOUT)
+            assert r.status_code == 200 and "Set-Cookie" not in r.headers, r.headers
+            http.cookies.clear()
+    assert session_keys(redis) == []
+    assert redis.cli("DBSIZE") == 0
+
+
+def test_redis_stopped_mid_run_answers_503_then_recovers(instances, redis):
+    one, two = instances()
+    http = requests.Session()
+    sign_in(http, one.url)
+    cookie = http.cookies[COOKIE]
+    headers = {"Cookie": f"{COOKIE}={cookie}"}
+    redis.stop()
+    for srv in (one, two):
+        r = requests.get(srv.url + "/whoami", headers=headers, timeout=TIMEOUT)
+        assert r.status_code == 503, r.text
+        assert "session store cannot be reached" in r.text, r.text
+        assert r.headers.get("Retry-After") == "1"
+        assert metric(srv, "rivet_session_store_unavailable_total") >= 1
+        # A visitor without a cookie needs no store: still served.
+        assert requests.get(srv.url + "/whoami", timeout=TIMEOUT).status_code == 200
+    redis.start()  # empty again: the session is gone, but the instances answer
+
+    def served():
+        codes = [requests.get(s.url + "/whoami", headers=headers, timeout=TIMEOUT).status_code
+                 for s in (one, two)]
+        return codes == [200, 200]
+    wait_for(served, 60, "both instances to reach Redis again")
+    # A new login works and is shared again.
+    http = requests.Session()
+    assert sign_in(http, two.url).status_code == 200
+    assert whoami(one.url, http.cookies[COOKIE])["user"] == "ada"
+    for srv in (one, two):
+        assert srv.proc.poll() is None
+
+
+def test_memory_store_cookieless_visitors_store_nothing(rivet):
+    """The same in memory: with room for 3 sessions, 10,000 cookieless reads evict none."""
+    srv = rivet(command=[LOGIN, 0, "--max-sessions=3"], root=None)
+    url = f"http://{srv.host}:{srv.port}"
+    signed_in = []
+    for _ in range(3):
+        http = requests.Session()
+        assert sign_in(http, url).status_code == 200
+        signed_in.append(http.cookies[COOKIE])
+    with requests.Session() as http:
+        for _ in range(10_000):
+            r = http.get(url + "/whoami", timeout=TIMEOUT)
+            assert r.status_code == 200 and "Set-Cookie" not in r.headers
+            http.cookies.clear()
+    for cookie in signed_in:
+        assert whoami(url, cookie)["user"] == "ada"
