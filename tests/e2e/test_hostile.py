@@ -170,9 +170,9 @@ def test_request_received_before_sigterm_is_answered(rivet):
         a = srv.connect()
         assert a.request("GET", "/hello").status == 200
         b = srv.connect()
-        post = build_request("GET", "/work?n=500000000")
+        post = build_request("GET", "/work?n=1000000000")  # the most /work takes
         # All but the last byte first, read by the server; then the last byte: once the server
-        # has read it too, the loop is running the work (some 150 ms on a quiet machine, longer
+        # has read it too, the loop is running the work (some 300 ms on a quiet machine, longer
         # on a busy one).
         b.send(post[:-1])
         client_port = b.sock.getsockname()[1]
