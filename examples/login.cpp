@@ -117,10 +117,10 @@ int main(int argc, char** argv) {
         else if (arg.starts_with("--redis=")) {
             const std::string where = arg.substr(8);
             const size_t colon = where.rfind(':');
-            sessions.store = rivet::redis_session_store(
-                {.host = where.substr(0, colon), .port = uint16_t(std::stoi(where.substr(colon + 1)))});
-        }
-        else
+            sessions.store =
+                rivet::redis_session_store({.host = where.substr(0, colon),
+                                            .port = uint16_t(std::stoi(where.substr(colon + 1)))});
+        } else
             port = uint16_t(std::stoi(arg));
     }
     if (sessions.storage == rivet::SessionStorage::InStore && !sessions.store)

@@ -109,7 +109,7 @@ bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& 
 }
 
 const App::Impl::RouteEntry* App::Impl::routed(Call& call, const app::Router::Match& match,
-                                              const http::RequestHead& head) {
+                                               const http::RequestHead& head) {
     Response& res = call.res;
     if (head.method == HttpMethod::Options && head.path == "*") {
         res.header("Allow", allow_list(~app::MethodSet(0)));

@@ -33,9 +33,8 @@ void App::Impl::serve_waiting(engine::Exchange& ex, Call& call, app::Router::Mat
 }
 
 // `slice` and `match` by value: they live in the frame, past route_request's return.
-Task<> App::Impl::run_waiting_chain(Request& req, Response& res,
-                                    app::MiddlewareChain::Slice slice, app::Router::Match match,
-                                    unsigned loop) {
+Task<> App::Impl::run_waiting_chain(Request& req, Response& res, app::MiddlewareChain::Slice slice,
+                                    app::Router::Match match, unsigned loop) {
     Call call{req, res, slice, res.headers().size()};
     bool in_handler = false;
     try {

@@ -46,8 +46,7 @@ private:
 
 }  // namespace
 
-std::shared_ptr<AsyncSessionStore> redis_session_store(RedisOptions redis,
-                                                       std::string key_prefix) {
+std::shared_ptr<AsyncSessionStore> redis_session_store(RedisOptions redis, std::string key_prefix) {
     return std::make_shared<RedisSessionStore>(std::move(redis), std::move(key_prefix));
 }
 

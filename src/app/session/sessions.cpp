@@ -71,7 +71,8 @@ public:
     void after(const Request& req, Response& res) override {
         Session* session = req.context().find<Session>();
         if (!session) return;  // refused before routing: before() did not run
-        if (options().storage == SessionStorage::InCookie) return save_in_cookie(req, *session, res);
+        if (options().storage == SessionStorage::InCookie)
+            return save_in_cookie(req, *session, res);
         Saving saving = plan(*session);
         // The old id goes first here: a bounded store that is full must not evict another
         // visitor's session to make room for one that is about to leave.
@@ -103,15 +104,13 @@ private:
 
     [[noreturn]] static void unavailable() {
         detail::count_session_store_unavailable();
-        throw HttpError(503,
-                        "Service Unavailable: the session store cannot be reached; try again")
+        throw HttpError(503, "Service Unavailable: the session store cannot be reached; try again")
             .header("Retry-After", "1");
     }
 
     // Makes `session` the loaded one when `record` is there and not expired. True when an
     // expired record under `id` is left for the caller to remove.
-    bool adopt(Session& session, const std::string& id,
-               std::optional<SessionRecord> record) const {
+    bool adopt(Session& session, const std::string& id, std::optional<SessionRecord> record) const {
         if (!record) return false;
         if (engine_->expired(*record, Clock::now())) return !id.empty();
         SessionAccess::origin(session) = SessionAccess::Origin::Loaded;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/pace.hpp"
 #include "engine/body_source.hpp"
 #include "engine/exchange.hpp"
+#include "engine/pace.hpp"
 #include "engine/reply.hpp"
 #include "engine/stream.hpp"
 #include "http/http2/request_head.hpp"
@@ -138,7 +138,7 @@ private:
     uint64_t reserved_ = 0;       // of the body budget
     uint64_t wanted_ = 0;         // BodyWait: what it waits to reserve
     uint64_t wait_since_ms_ = 0;  // BodyWait: since when (bounded by the body timeout)
-    Pace pace_;               // a buffered body's minimum rate, from its reservation
+    Pace pace_;                   // a buffered body's minimum rate, from its reservation
     std::shared_ptr<BodyStream> upload_;  // a streamed body
     std::string inbox_;  // its bytes the handler has not taken (not consumed: the window)
 

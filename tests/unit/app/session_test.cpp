@@ -232,8 +232,8 @@ TEST(SessionRecordText, RoundTripsAndRefusesWhatIsNoRecord) {
     EXPECT_EQ(back->data, record.data);
     EXPECT_EQ(std::chrono::floor<std::chrono::milliseconds>(back->created),
               std::chrono::floor<std::chrono::milliseconds>(record.created));
-    for (const char* junk : {"", "null", "[]", "{\"d\":{},\"c\":1}", "{\"d\":{\"k\":1},\"c\":1,\"s\":1}",
-                             "not json"})
+    for (const char* junk :
+         {"", "null", "[]", "{\"d\":{},\"c\":1}", "{\"d\":{\"k\":1},\"c\":1,\"s\":1}", "not json"})
         EXPECT_EQ(rivet::detail::record_from_text(junk), std::nullopt) << junk;
 }
 
