@@ -174,16 +174,13 @@ TEST(MemorySessionStore, SharedByThreadsStaysWithinItsBound) {
 template <class T>
 T finish(rivet::Task<T> task) {
     auto h = rivet::detail::TaskAccess::release(task);
+    struct Frame {  // destroyed however take() ends: it rethrows a failed operation's exception
+        decltype(h) handle;
+        ~Frame() { handle.destroy(); }
+    } frame{h};
     h.resume();
     EXPECT_TRUE(h.done()) << "a synchronous store's operation suspended";
-    if constexpr (std::is_void_v<T>) {
-        h.promise().take();
-        h.destroy();
-    } else {
-        T value = h.promise().take();
-        h.destroy();
-        return value;
-    }
+    return h.promise().take();
 }
 
 TEST(SessionStoreAdapter, MemoryStoreWorksThroughTheAsynchronousInterface) {
