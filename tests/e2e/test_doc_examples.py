@@ -92,6 +92,18 @@ def compiler(build: Path) -> list:
     return [os.environ.get("CXX", "c++")]
 
 
+def sanitizer_flags(build: Path) -> list:
+    """A sanitized build's librivet.a links only into a program built with the same sanitizers
+    (CMakeLists.txt: RIVET_SANITIZE, RIVET_TSAN)."""
+    cache = build / "CMakeCache.txt"
+    text = cache.read_text() if cache.exists() else ""
+    if re.search(r"^RIVET_SANITIZE:\w+=ON$", text, re.M):
+        return ["-fsanitize=address,undefined"]
+    if re.search(r"^RIVET_TSAN:\w+=ON$", text, re.M):
+        return ["-fsanitize=thread"]
+    return []
+
+
 def link_flags(build: Path) -> list:
     """librivet.a and what rivet.pc says it needs."""
     pc = (build / "rivet.pc").read_text()
@@ -110,7 +122,8 @@ def compile_block(doc: Path, line: int, mode: str, context: str, code: str,
         src.write_text(source(doc, line, mode, context, code))
         cmd = [*compiler(build), "-std=c++20", "-pthread", f"-I{REPO / 'include'}"]
         if mode == "program":
-            cmd += ["-O0", "-o", str(Path(tmp) / "program"), str(src), *link_flags(build)]
+            cmd += ["-O0", *sanitizer_flags(build), "-o", str(Path(tmp) / "program"), str(src),
+                    *link_flags(build)]
         else:
             cmd += ["-fsyntax-only", str(src)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
