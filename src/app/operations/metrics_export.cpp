@@ -208,10 +208,9 @@ std::string prometheus_text(const Snapshot& s) {
          "still arriving (limits.max_buffered_body_bytes).");
     line(out, "# TYPE rivet_request_body_bytes_buffered gauge");
     sample(out, "rivet_request_body_bytes_buffered", s.serving.traffic.body_bytes_held);
-    line(out,
-         "# HELP rivet_unsent_output_bytes Bytes of answers made that clients have not taken "
-         "yet (counted against limits.max_buffered_body_bytes with request bodies).");
-    line(out, "# TYPE rivet_unsent_output_bytes gauge");
+    family(out, "rivet_unsent_output_bytes", "gauge",
+           "Bytes of answers made that clients have not taken "
+           "yet (counted against limits.max_buffered_body_bytes with request bodies).");
     sample(out, "rivet_unsent_output_bytes", s.serving.traffic.unsent_bytes_held);
     line(out,
          "# HELP rivet_request_bodies_waiting Connections not read: their body waits for "
@@ -259,20 +258,17 @@ std::string prometheus_text(const Snapshot& s) {
          "shared limit's Redis (unreachable): by the configured fallback.");
     line(out, "# TYPE rivet_rate_limit_redis_fallbacks_total counter");
     sample(out, "rivet_rate_limit_redis_fallbacks_total", t.rate_limit_fallbacks);
-    line(out,
-         "# HELP rivet_pubsub_redis_unshared_total Messages published here while Redis could "
-         "not take them: delivered to this instance's subscribers only.");
-    line(out, "# TYPE rivet_pubsub_redis_unshared_total counter");
+    family(out, "rivet_pubsub_redis_unshared_total", "counter",
+           "Messages published here while Redis could "
+           "not take them: delivered to this instance's subscribers only.");
     sample(out, "rivet_pubsub_redis_unshared_total", t.pubsub_unshared);
-    line(out,
-         "# HELP rivet_pubsub_redis_received_total Messages published by other instances and "
-         "delivered to this one's subscribers through Redis.");
-    line(out, "# TYPE rivet_pubsub_redis_received_total counter");
+    family(out, "rivet_pubsub_redis_received_total", "counter",
+           "Messages published by other instances and "
+           "delivered to this one's subscribers through Redis.");
     sample(out, "rivet_pubsub_redis_received_total", t.pubsub_received);
-    line(out,
-         "# HELP rivet_pubsub_redis_reconnects_total Times the topics' Redis subscription was "
-         "made again after Redis went away.");
-    line(out, "# TYPE rivet_pubsub_redis_reconnects_total counter");
+    family(out, "rivet_pubsub_redis_reconnects_total", "counter",
+           "Times the topics' Redis subscription was "
+           "made again after Redis went away.");
     sample(out, "rivet_pubsub_redis_reconnects_total", t.pubsub_reconnects);
     line(out,
          "# HELP rivet_session_store_unavailable_total Requests answered 503 because the "
