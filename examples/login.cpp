@@ -1,8 +1,8 @@
 // A login page with rivet: an HTML form, a session behind a signed cookie, CSRF tokens in the
 // forms, a page that shows who is signed in, and logout.
 //
-//   ./build/example_login [port] [--cookie-sessions] [--idle=S] [--absolute=S] [--max-sessions=N]
-//                         [--redis=IP:PORT] [--metrics]
+//   ./build/example_login [port] [--cookie-sessions | --encrypted-cookie-sessions] [--idle=S]
+//                         [--absolute=S] [--max-sessions=N] [--redis=IP:PORT] [--metrics]
 //   then open http://localhost:8080/ and sign in as ada / lovelace (or alan / turing).
 //
 // The signing secret comes from RIVET_SESSION_SECRET (32 bytes at least); without it one is
@@ -106,6 +106,8 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         if (arg == "--cookie-sessions")
             sessions.storage = rivet::SessionStorage::InCookie;
+        else if (arg == "--encrypted-cookie-sessions")
+            sessions.storage = rivet::SessionStorage::InEncryptedCookie;
         else if (arg.starts_with("--idle="))
             sessions.idle_timeout = std::chrono::seconds(std::stoi(arg.substr(7)));
         else if (arg.starts_with("--absolute="))

@@ -11,8 +11,10 @@
 // Storage (SessionOptions::storage): InStore keeps the data in a store (by default one in
 // memory, per process, shared by the I/O loops; or redis_session_store(), shared by every
 // instance) and gives the browser only a random id, signed; InCookie keeps the data in the
-// cookie itself, signed (not encrypted: the visitor can read it, not change it), and is limited
-// to SessionOptions::max_cookie_bytes.
+// cookie itself, signed (not encrypted: the visitor can read it, not change it);
+// InEncryptedCookie keeps it in the cookie encrypted and authenticated (AES-256-GCM under a key
+// derived from the secret for each cookie: the visitor can neither read nor change it). Both
+// cookie kinds are limited to SessionOptions::max_cookie_bytes.
 //
 // A session is made (stored, its cookie sent) only when a handler writes to it: a visitor
 // without a cookie costs the store nothing however often it comes, until a handler sets
@@ -101,14 +103,18 @@ std::shared_ptr<SessionStore> memory_session_store(size_t max_sessions = 100'000
 std::shared_ptr<AsyncSessionStore> redis_session_store(RedisOptions redis,
                                                        std::string key_prefix = "rivet:session:");
 
-enum class SessionStorage { InStore, InCookie };
+// Where the data lives (see the top of this file). The cookie kinds need no store and suit
+// any number of instances; a session in a cookie cannot be ended early by the server (a copy of
+// the cookie stays valid until it expires), and logging out clears only the browser's copy.
+enum class SessionStorage { InStore, InCookie, InEncryptedCookie };
 // When the session cookie carries Secure: over TLS only (so that plain-HTTP development
 // works), or always (behind a proxy that ends TLS).
 enum class SecureCookie { WhenTls, Always };
 
 struct SessionOptions {
-    // The HMAC key: at least 32 bytes of secret (std::invalid_argument otherwise). Every
-    // instance serving the same visitors needs the same one; changing it ends every session.
+    // The HMAC key (and InEncryptedCookie's key derivation secret): at least 32 bytes of
+    // secret (std::invalid_argument otherwise). Every instance serving the same visitors needs
+    // the same one; changing it ends every session.
     std::string secret;
     SessionStorage storage = SessionStorage::InStore;
     std::shared_ptr<AsyncSessionStore> store{};  // InStore; empty: memory_session_store()
@@ -119,7 +125,7 @@ struct SessionOptions {
     SecureCookie secure = SecureCookie::WhenTls;
     std::chrono::seconds idle_timeout = std::chrono::minutes(30);
     std::chrono::seconds absolute_timeout = std::chrono::hours(24);
-    size_t max_cookie_bytes = 4096;  // InCookie: name=value (browsers keep 4096 at most)
+    size_t max_cookie_bytes = 4096;  // in a cookie: name=value (browsers keep 4096 at most)
 };
 
 namespace detail {

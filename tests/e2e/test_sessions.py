@@ -22,8 +22,8 @@ TIMEOUT = 10 * SLOW
 
 @pytest.fixture
 def login_app(rivet):
-    def start(*flags):
-        srv = rivet(command=[LOGIN, 0, *flags], root=None)
+    def start(*flags, env=None):
+        srv = rivet(command=[LOGIN, 0, *flags], root=None, env=env)
         srv.url = f"http://{srv.host}:{srv.port}"
         return srv
     return start
@@ -144,6 +144,41 @@ def test_tampered_or_unsigned_session_cookie_is_no_session(login_app):
     assert whoami(srv.url, forged + "." + mac)["user"] is None
 
 
+def test_encrypted_cookie_sessions_hide_the_data_and_refuse_tampering(login_app):
+    # Two instances with one secret: the cookie carries the session (nothing is stored), so
+    # the second serves what the first began; a signed-only instance with the same secret does
+    # not take the encrypted cookie, nor the encrypted one its signed cookie.
+    env = {"RIVET_SESSION_SECRET": "s" * 40}
+    first = login_app("--encrypted-cookie-sessions", env=env)
+    second = login_app("--encrypted-cookie-sessions", env=env)
+    signed_only = login_app("--cookie-sessions", env=env)
+    http = requests.Session()
+    assert "Signed in as ada" in sign_in(http, first.url).text
+    good = http.cookies[COOKIE]
+    raw = base64.urlsafe_b64decode(good + "=" * (-len(good) % 4))
+    assert b"ada" not in raw and b"user" not in raw and b'"d"' not in raw
+    assert whoami(first.url, good)["user"] == "ada"
+    assert whoami(second.url, good)["user"] == "ada"
+    assert whoami(signed_only.url, good)["user"] is None
+    signed = requests.Session()
+    sign_in(signed, signed_only.url)
+    assert whoami(signed_only.url, signed.cookies[COOKIE])["user"] == "ada"
+    assert whoami(first.url, signed.cookies[COOKIE])["user"] is None
+
+    # Any changed byte (salt, ciphertext or tag), a cut, or junk: a new, empty session.
+    def changed(i: int) -> str:
+        b = bytearray(raw)
+        b[i] ^= 1
+        return base64.urlsafe_b64encode(bytes(b)).decode().rstrip("=")
+    for bad in (changed(0), changed(1), changed(len(raw) // 2), changed(len(raw) - 1),
+                good[:-4], good[:40], "", "x", "A" * 6000, good + "." + good):
+        assert whoami(first.url, bad) == {"user": None, "note": "", "new_session": True}, bad
+    # Another secret opens nothing.
+    other = login_app("--encrypted-cookie-sessions", env={"RIVET_SESSION_SECRET": "t" * 40})
+    assert whoami(other.url, good)["user"] is None
+    assert whoami(first.url, good)["user"] == "ada"  # the real one still works
+
+
 def test_session_id_stolen_before_login_is_useless_after(login_app):
     srv = login_app()
     victim = requests.Session()
@@ -160,7 +195,8 @@ def test_idle_and_absolute_expiry(login_app):
     # Timeouts far above a request's time, so that signing in (two requests) fits well within
     # them on a busy machine; the waits only pass them.
     limit = int(2 * SLOW)
-    for flags in ((f"--idle={limit}",), (f"--idle={limit}", "--cookie-sessions")):
+    for flags in ((f"--idle={limit}",), (f"--idle={limit}", "--cookie-sessions"),
+                  (f"--idle={limit}", "--encrypted-cookie-sessions")):
         srv = login_app(*flags)
         http = requests.Session()
         assert "Signed in as ada" in sign_in(http, srv.url).text, flags
@@ -222,8 +258,9 @@ def test_memory_store_bound_evicts_the_least_recently_used(login_app):
     assert [whoami(srv.url, c)["user"] for c in cookies[1:]] == ["ada"] * 2
 
 
-def test_cookie_sessions_are_size_limited_with_a_clear_error(login_app):
-    srv = login_app("--cookie-sessions")
+@pytest.mark.parametrize("kind", ["--cookie-sessions", "--encrypted-cookie-sessions"])
+def test_cookie_sessions_are_size_limited_with_a_clear_error(login_app, kind):
+    srv = login_app(kind)
     http = requests.Session()
     sign_in(http, srv.url)
     token = http.get(srv.url + "/csrf", timeout=TIMEOUT).json()["token"]

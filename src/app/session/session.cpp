@@ -17,7 +17,7 @@ std::optional<std::string> Session::get(std::string_view key) const {
 
 void Session::set(std::string key, std::string value) {
     SessionData before;
-    const bool limited = engine_->options.storage == SessionStorage::InCookie;
+    const bool limited = engine_->in_cookie();
     if (limited) before = data_;
     data_.insert_or_assign(std::move(key), std::move(value));
     if (limited) {

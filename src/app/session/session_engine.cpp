@@ -38,7 +38,7 @@ SessionOptions checked(SessionOptions o) {
 }  // namespace
 
 SessionEngine::SessionEngine(SessionOptions o)
-    : options(checked(std::move(o))), signer(options.secret) {
+    : options(checked(std::move(o))), signer(options.secret), sealer(options.secret) {
     // Whatever the cookie would refuse, refuse it now rather than on the first request.
     Response probe;
     probe.cookie(cookie("x", true));
@@ -94,10 +94,17 @@ uint64_t session_store_unavailable_total() {
 }
 
 std::string SessionEngine::encode(const SessionRecord& record) const {
+    if (options.storage == SessionStorage::InEncryptedCookie)
+        return sealer.seal(kDataPurpose, record_text(record));
     return signer.sign(kDataPurpose, app::base64url_encode(record_text(record)));
 }
 
 std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value) const {
+    if (options.storage == SessionStorage::InEncryptedCookie) {
+        auto text = sealer.open(kDataPurpose, cookie_value);
+        if (!text) return std::nullopt;
+        return record_from_text(*text);
+    }
     auto payload = signer.verify(kDataPurpose, cookie_value);
     if (!payload) return std::nullopt;
     auto text = app::base64url_decode(*payload);

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/session/sealer.hpp"
 #include "app/session/signer.hpp"
 
 namespace rivet::detail {
@@ -25,8 +26,10 @@ struct SessionEngine {
     // The id of a signed cookie value, nullopt when the signature does not match.
     std::optional<std::string> verified_id(std::string_view cookie_value) const;
 
-    // InCookie: the record as a signed cookie value, and back (nullopt when tampered with or
-    // malformed).
+    // Whether the data travels in the cookie (InCookie, InEncryptedCookie): no store.
+    bool in_cookie() const { return options.storage != SessionStorage::InStore; }
+    // InCookie: the record as a signed cookie value; InEncryptedCookie: sealed (encrypted and
+    // authenticated). And back: nullopt when tampered with, malformed or of the other kind.
     std::string encode(const SessionRecord& record) const;
     std::optional<SessionRecord> decode(std::string_view cookie_value) const;
 
@@ -38,6 +41,7 @@ struct SessionEngine {
 
     SessionOptions options;
     app::Signer signer;
+    app::Sealer sealer;
 };
 
 // A record as text (JSON: data, created and last seen in ms) and back (nullopt when malformed):

@@ -39,7 +39,7 @@ public:
     bool before(Request& req, Response&) override {
         Session session = SessionAccess::make(engine_);
         if (auto value = req.cookie(options().cookie_name)) {
-            if (options().storage == SessionStorage::InCookie) {
+            if (engine_->in_cookie()) {
                 adopt(session, "", engine_->decode(*value));
             } else if (auto id = engine_->verified_id(*value)) {
                 if (adopt(session, *id, sync_store_->load(*id))) sync_store_->remove(*id);
@@ -71,8 +71,7 @@ public:
     void after(const Request& req, Response& res) override {
         Session* session = req.context().find<Session>();
         if (!session) return;  // refused before routing: before() did not run
-        if (options().storage == SessionStorage::InCookie)
-            return save_in_cookie(req, *session, res);
+        if (engine_->in_cookie()) return save_in_cookie(req, *session, res);
         Saving saving = plan(*session);
         // The old id goes first here: a bounded store that is full must not evict another
         // visitor's session to make room for one that is about to leave.

@@ -1,4 +1,4 @@
-// The parts of sessions that need no socket: signatures, base64url, the cookie-only encoding,
+// The parts of sessions that need no socket: signatures, sealing, base64url, the cookie encodings,
 // and the memory store's bound and expiry. tests/e2e/test_sessions.py drives the middleware.
 #include <rivet/session.hpp>
 
@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "app/session/sealer.hpp"
 #include "app/session/session_engine.hpp"
 #include "app/session/signer.hpp"
 
@@ -81,6 +82,60 @@ TEST(SessionEngine, CookieEncodingRoundTripsAndRefusesTampering) {
     EXPECT_TRUE(engine.expired(record, record.last_seen + 30min));  // idle_timeout's default
     EXPECT_FALSE(engine.expired(record, record.last_seen + 29min));
     EXPECT_TRUE(engine.expired({{}, now, now + 23h + 50min}, now + 24h));
+}
+
+TEST(Sealer, OpensItsOwnAndNothingElse) {
+    const rivet::app::Sealer sealer(kSecret);
+    const std::string plaintext = "{\"user\":\"ada\"}";
+    const std::string sealed = sealer.seal("data", plaintext);
+    EXPECT_EQ(sealed.find("ada"), std::string::npos);
+    EXPECT_EQ(sealed.find_first_of("+/=.;, \""), std::string::npos);  // cookie-octets
+    EXPECT_EQ(sealer.open("data", sealed), plaintext);
+    // Every value gets its own salt, so the same data never seals to the same text.
+    EXPECT_NE(sealer.seal("data", plaintext), sealed);
+    EXPECT_EQ(sealer.open("id", sealed), std::nullopt);
+    EXPECT_EQ(rivet::app::Sealer(std::string(32, 'x')).open("data", sealed), std::nullopt);
+    // A change to any byte of the raw value (version, salt, ciphertext, tag) is refused.
+    const std::string raw = *base64url_decode(sealed);
+    for (size_t i = 0; i < raw.size(); ++i) {
+        std::string changed = raw;
+        changed[i] = char(changed[i] ^ 0x01);
+        EXPECT_EQ(sealer.open("data", base64url_encode(changed)), std::nullopt) << i;
+    }
+    EXPECT_EQ(sealer.open("data", base64url_encode(raw.substr(0, raw.size() - 1))), std::nullopt);
+    EXPECT_EQ(sealer.open("data", base64url_encode(raw.substr(0, 33))), std::nullopt);
+    for (std::string_view junk : {"", "a", "abc.def", "!!!!"})
+        EXPECT_EQ(sealer.open("data", junk), std::nullopt) << junk;
+    EXPECT_EQ(sealer.open("data", sealer.seal("data", "")), "");
+    EXPECT_THROW(rivet::app::Sealer(std::string(31, 'k')), std::invalid_argument);
+}
+
+TEST(SessionEngine, EncryptedCookieRoundTripsHidesTheDataAndRefusesSignedOnes) {
+    const rivet::detail::SessionEngine engine(
+        {.secret = kSecret, .storage = rivet::SessionStorage::InEncryptedCookie});
+    const rivet::detail::SessionEngine signed_only(
+        {.secret = kSecret, .storage = rivet::SessionStorage::InCookie});
+    const auto now = std::chrono::system_clock::time_point(1'700'000'000'123ms);
+    const rivet::SessionRecord record{{{"user", "ada"}}, now, now + 5s};
+    const std::string value = engine.encode(record);
+    auto back = engine.decode(value);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->data, record.data);
+    EXPECT_EQ(back->created, record.created);
+    EXPECT_EQ(back->last_seen, record.last_seen);
+    // Unlike the signed cookie, nothing of the data can be read from it.
+    const auto raw = base64url_decode(value);
+    ASSERT_TRUE(raw);
+    EXPECT_EQ(raw->find("ada"), std::string::npos);
+    const std::string signed_value = signed_only.encode(record);
+    EXPECT_NE(base64url_decode(signed_value.substr(0, signed_value.rfind('.')))->find("ada"),
+              std::string::npos);
+    // One kind is never taken for the other, with the same secret.
+    EXPECT_FALSE(engine.decode(signed_only.encode(record)));
+    EXPECT_FALSE(signed_only.decode(value));
+    EXPECT_FALSE(engine.verified_id(value));
+    EXPECT_TRUE(engine.in_cookie() && signed_only.in_cookie());
+    EXPECT_FALSE(rivet::detail::SessionEngine({.secret = kSecret}).in_cookie());
 }
 
 TEST(SessionEngine, SessionCookieIsSecureOverTlsOrWhenAskedAlways) {
