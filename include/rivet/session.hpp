@@ -18,7 +18,11 @@
 //
 // A session is made (stored, its cookie sent) only when a handler writes to it: a visitor
 // without a cookie costs the store nothing however often it comes, until a handler sets
-// something (Session::set, csrf_token, regenerate of a non-empty one). A visitor that sends no
+// something (Session::set, regenerate of a non-empty one). A session that would hold nothing but
+// its CSRF token (a form page shown to a visitor who is not signed in) is not stored either: the
+// token travels in the cookie, signed, until the session holds more (so that cookieless
+// crawlers of a login page cannot fill the store, nor evict signed-in visitors from a bounded
+// one). Such a token lasts absolute_timeout from when it was made. A visitor that sends no
 // cookie, an unsigned, tampered or expired one (idle_timeout since its last request,
 // absolute_timeout since it began) gets a new, empty session: refused cookies are never an
 // error. The session is saved, and its cookie sent, after the handler (in the middleware's
@@ -142,8 +146,8 @@ public:
     void set(std::string key, std::string value);
     void erase(std::string_view key);
     const SessionData& data() const { return data_; }
-    // Whether the visitor came without a valid session.
-    bool is_new() const { return origin_ == Origin::New; }
+    // Whether the visitor came without a valid session (a CSRF token alone is none).
+    bool is_new() const { return origin_ != Origin::Loaded; }
 
     // A new id for the same data (on login, against fixation): the old id is removed from the
     // store and the CSRF token renewed.
@@ -158,7 +162,9 @@ public:
 private:
     friend struct detail::SessionAccess;
     Session() = default;  // made by the middleware only
-    enum class Origin { New, Loaded };
+    // New: no cookie, or a refused one; TokenOnly: a cookie carrying only a CSRF token (InStore);
+    // Loaded: a session from the store or the cookie.
+    enum class Origin { New, TokenOnly, Loaded };
     // What after() must do: nothing, save, save under a new id, or remove and delete.
     enum class Change { None, Changed, Regenerated, Destroyed };
     std::shared_ptr<const detail::SessionEngine> engine_;

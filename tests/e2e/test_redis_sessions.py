@@ -75,12 +75,14 @@ def test_login_on_one_instance_is_seen_on_the_other_and_logout_ends_it_on_both(i
 def test_login_rotates_the_id_in_redis(instances, redis):
     one, two = instances()
     http = requests.Session()
-    http.get(one.url + "/", timeout=TIMEOUT)  # the form: a session for its CSRF token
+    http.get(one.url + "/", timeout=TIMEOUT)  # the form: its CSRF token in the cookie, not stored
     planted = http.cookies[COOKIE]
-    [before] = session_keys(redis)
+    assert session_keys(redis) == []
     assert sign_in(http, two.url).status_code == 200
+    [first] = session_keys(redis)
+    assert sign_in(http, one.url).status_code == 200  # signed in again: a new id
     [after] = session_keys(redis)  # the new key written, the old one deleted
-    assert after != before
+    assert after != first
     assert whoami(one.url, planted)["user"] is None
     assert whoami(one.url, http.cookies[COOKIE])["user"] == "ada"
 
@@ -99,11 +101,16 @@ def test_tampered_cookie_is_no_session(instances, redis):
 
 def test_cookieless_visitors_store_nothing(instances, redis):
     one, two = instances()
-    # 10,000 requests without a cookie jar to a route that only reads the session.
+    # 10,000 requests without a cookie jar to a route that only reads the session, and 1,000
+    # to the login form, whose CSRF token travels in the cookie.
     with requests.Session() as http:
         for i in range(10_000):
             r = http.get((one if i % 2 else two).url + "/whoami", timeout=TIMEOUT)
             assert r.status_code == 200 and "Set-Cookie" not in r.headers, r.headers
+            http.cookies.clear()
+        for i in range(1_000):
+            r = http.get((one if i % 2 else two).url + "/", timeout=TIMEOUT)
+            assert r.status_code == 200 and COOKIE in http.cookies, r.headers
             http.cookies.clear()
     assert session_keys(redis) == []
     assert redis.cli("DBSIZE") == 0
@@ -142,7 +149,8 @@ def test_redis_stopped_mid_run_answers_503_then_recovers(instances, redis):
 
 
 def test_memory_store_cookieless_visitors_store_nothing(rivet):
-    """The same in memory: with room for 3 sessions, 10,000 cookieless reads evict none."""
+    """The same in memory: with room for 3 sessions, 10,000 cookieless reads and 1,000 form
+    pages (each with a CSRF token) evict none."""
     srv = rivet(command=[LOGIN, 0, "--max-sessions=3"], root=None)
     url = f"http://{srv.host}:{srv.port}"
     signed_in = []
@@ -154,6 +162,10 @@ def test_memory_store_cookieless_visitors_store_nothing(rivet):
         for _ in range(10_000):
             r = http.get(url + "/whoami", timeout=TIMEOUT)
             assert r.status_code == 200 and "Set-Cookie" not in r.headers
+            http.cookies.clear()
+        for _ in range(1_000):
+            r = http.get(url + "/", timeout=TIMEOUT)
+            assert r.status_code == 200 and COOKIE in http.cookies, r.headers
             http.cookies.clear()
     for cookie in signed_in:
         assert whoami(url, cookie)["user"] == "ada"

@@ -182,8 +182,12 @@ def test_encrypted_cookie_sessions_hide_the_data_and_refuse_tampering(login_app)
 def test_session_id_stolen_before_login_is_useless_after(login_app):
     srv = login_app()
     victim = requests.Session()
-    victim.get(srv.url + "/", timeout=TIMEOUT)  # the form: a session with its CSRF token
+    victim.get(srv.url + "/", timeout=TIMEOUT)  # the form: its CSRF token in the cookie
     planted = victim.cookies[COOKIE]             # what an attacker fixed or read
+    assert whoami(srv.url, planted)["new_session"] is True  # a token, no session
+    victim.post(srv.url + "/note", data="before", timeout=TIMEOUT,
+                headers={"X-CSRF-Token": form_token(victim.get(srv.url + "/").text)})
+    planted = victim.cookies[COOKIE]  # now a session: the note made one
     assert whoami(srv.url, planted)["new_session"] is False
     sign_in(victim, srv.url)
     assert victim.cookies[COOKIE] != planted
@@ -203,6 +207,15 @@ def test_idle_and_absolute_expiry(login_app):
         cookie = http.cookies[COOKIE]
         time.sleep(limit + 0.5)  # idle past the timeout
         assert whoami(srv.url, cookie)["user"] is None, flags
+
+    # A form's CSRF token travels in the cookie (no session yet) and lasts absolute_timeout.
+    srv = login_app(f"--absolute={limit}")
+    http = requests.Session()
+    token = form_token(http.get(srv.url + "/", timeout=TIMEOUT).text)
+    time.sleep(limit + 0.5)
+    r = http.post(srv.url + "/login", data={"_csrf": token, "username": "ada",
+                                            "password": "lovelace"}, timeout=TIMEOUT)
+    assert r.status_code == 403 and "the session has none" in r.text, r.text
 
     # Absolute: however often the visitor comes back, the session ends.
     srv = login_app(f"--absolute={limit}")
@@ -251,9 +264,12 @@ def test_memory_store_bound_evicts_the_least_recently_used(login_app):
         sign_in(v, srv.url)
     cookies = [v.cookies[COOKIE] for v in visitors[:3]]
     assert [whoami(srv.url, c)["user"] for c in cookies] == ["ada"] * 3
-    # Over the bound: the fourth visitor's form page makes a session; the least recently used
-    # of the three (the first, looked up first above) is evicted. Each visit refreshes its own.
+    # A form page (its CSRF token in the cookie) stores nothing and evicts none.
     visitors[3].get(srv.url + "/", timeout=TIMEOUT)
+    assert [whoami(srv.url, c)["user"] for c in cookies] == ["ada"] * 3
+    # Over the bound: the fourth visitor signs in; the least recently used of the three (the
+    # first, looked up first above) is evicted. Each visit refreshes its own.
+    sign_in(visitors[3], srv.url)
     assert whoami(srv.url, cookies[0])["user"] is None
     assert [whoami(srv.url, c)["user"] for c in cookies[1:]] == ["ada"] * 2
 

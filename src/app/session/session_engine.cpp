@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <charconv>
 #include <stdexcept>
 
 #include "http/cookie.hpp"
@@ -14,6 +15,7 @@ namespace {
 // The purposes signed with a value, so one kind of signed value never passes for the other.
 constexpr std::string_view kIdPurpose = "rivet session id";
 constexpr std::string_view kDataPurpose = "rivet session data";
+constexpr std::string_view kTokenPurpose = "rivet session csrf token";
 
 // Milliseconds: whole seconds would let a session expire up to a second early.
 int64_t to_millis(std::chrono::system_clock::time_point t) {
@@ -56,6 +58,33 @@ std::optional<std::string> SessionEngine::verified_id(std::string_view cookie_va
     auto id = signer.verify(kIdPurpose, cookie_value);
     if (!id) return std::nullopt;
     return std::string(*id);
+}
+
+std::string SessionEngine::signed_token(std::string_view token,
+                                        std::chrono::system_clock::time_point made) const {
+    // token '~' milliseconds: '~' is no base64url digit, so the split is unambiguous.
+    return signer.sign(kTokenPurpose, std::string(token) + '~' + std::to_string(to_millis(made)));
+}
+
+std::optional<SessionRecord> SessionEngine::verified_token(
+    std::string_view cookie_value, std::chrono::system_clock::time_point now) const {
+    auto value = signer.verify(kTokenPurpose, cookie_value);
+    if (!value) return std::nullopt;
+    const size_t tilde = value->find('~');
+    if (tilde == std::string_view::npos || tilde == 0) return std::nullopt;
+    int64_t made = 0;
+    const std::string_view millis = value->substr(tilde + 1);
+    const auto [end, error] = std::from_chars(millis.data(), millis.data() + millis.size(), made);
+    if (error != std::errc{} || end != millis.data() + millis.size()) return std::nullopt;
+    SessionRecord record;
+    record.data.emplace(kCsrfSessionKey, value->substr(0, tilde));
+    record.created = from_millis(made);
+    record.last_seen = now;
+    return record;
+}
+
+bool SessionEngine::only_token(const SessionData& data) {
+    return data.size() == 1 && data.begin()->first == kCsrfSessionKey;
 }
 
 std::string record_text(const SessionRecord& record) {

@@ -26,6 +26,17 @@ struct SessionEngine {
     // The id of a signed cookie value, nullopt when the signature does not match.
     std::optional<std::string> verified_id(std::string_view cookie_value) const;
 
+    // InStore: a session holding only its CSRF token, as a signed cookie value (the token and
+    // when it was made), and back: a record holding the token alone, created when the token was
+    // made and last seen `now` (so only absolute_timeout ends it); nullopt when the signature
+    // does not match or the value is malformed.
+    std::string signed_token(std::string_view token,
+                             std::chrono::system_clock::time_point made) const;
+    std::optional<SessionRecord> verified_token(std::string_view cookie_value,
+                                                std::chrono::system_clock::time_point now) const;
+    // Whether `data` holds the CSRF token and nothing else.
+    static bool only_token(const SessionData& data);
+
     // Whether the data travels in the cookie (InCookie, InEncryptedCookie): no store.
     bool in_cookie() const { return options.storage != SessionStorage::InStore; }
     // InCookie: the record as a signed cookie value; InEncryptedCookie: sealed (encrypted and

@@ -15,7 +15,8 @@ using detail::SessionAccess;
 // What after() leaves to the store, and the cookie to send once the store has done it (never
 // before: a cookie naming an id the store did not take would be worth nothing).
 struct Saving {
-    enum class Cookie : uint8_t { Keep, Send, Delete };
+    // Send: the session's new id; SendToken: the CSRF token alone, nothing stored.
+    enum class Cookie : uint8_t { Keep, Send, SendToken, Delete };
     std::string save_id;  // "": nothing to save
     SessionRecord record;
     // "": nothing to remove. A waiting store removes it after the save (rotation: should the
@@ -43,6 +44,8 @@ public:
                 adopt(session, "", engine_->decode(*value));
             } else if (auto id = engine_->verified_id(*value)) {
                 if (adopt(session, *id, sync_store_->load(*id))) sync_store_->remove(*id);
+            } else {
+                adopt_token(session, *value);
             }
         }
         req.context().set(std::move(session));
@@ -52,7 +55,10 @@ public:
     Task<bool> before_waiting(Request& req, Response&) override {
         Session session = SessionAccess::make(engine_);
         std::optional<std::string> id;
-        if (auto value = req.cookie(options().cookie_name)) id = engine_->verified_id(*value);
+        if (auto value = req.cookie(options().cookie_name)) {
+            id = engine_->verified_id(*value);
+            if (!id) adopt_token(session, *value);
+        }
         if (id) {  // no cookie, or a refused one: nothing to ask the store
             std::optional<SessionRecord> record;
             bool reached = true;
@@ -119,16 +125,28 @@ private:
         return false;
     }
 
+    // InStore: makes `session` the CSRF token a cookie carries, when it is one and not expired.
+    void adopt_token(Session& session, std::string_view cookie_value) const {
+        const auto now = Clock::now();
+        auto record = engine_->verified_token(cookie_value, now);
+        if (!record || engine_->expired(*record, now)) return;
+        SessionAccess::origin(session) = SessionAccess::Origin::TokenOnly;
+        SessionAccess::data(session) = std::move(record->data);
+        SessionAccess::created(session) = record->created;
+    }
+
     SessionRecord record_of(Session& session) const {
         return {SessionAccess::data(session), SessionAccess::created(session), Clock::now()};
     }
 
     // InStore: what the store must do for what the handler did. Nothing for a session that was
-    // never stored and holds nothing (lazy creation: cookieless visitors cost the store nothing).
+    // never stored and holds nothing (lazy creation: cookieless visitors cost the store nothing),
+    // nor for one that holds only its CSRF token (it travels in the cookie).
     Saving plan(Session& session) const {
         Saving out;
         const std::string& id = SessionAccess::id(session);
         const bool loaded = SessionAccess::origin(session) == SessionAccess::Origin::Loaded;
+        const bool has_cookie = SessionAccess::origin(session) != SessionAccess::Origin::New;
         const bool empty = session.data().empty();
         switch (SessionAccess::change(session)) {
             case SessionAccess::Change::None:
@@ -145,15 +163,19 @@ private:
                 out.remove_id = id;
                 if (!empty)
                     out.cookie = Saving::Cookie::Send;
-                else if (loaded)
+                else if (has_cookie)
                     out.cookie = Saving::Cookie::Delete;
                 break;
             case SessionAccess::Change::Destroyed:
                 out.remove_id = id;
-                if (loaded) out.cookie = Saving::Cookie::Delete;
+                if (has_cookie) out.cookie = Saving::Cookie::Delete;
                 break;
         }
-        if (out.cookie == Saving::Cookie::Send) {
+        if (out.cookie == Saving::Cookie::Send &&
+            detail::SessionEngine::only_token(session.data())) {
+            out.cookie = Saving::Cookie::SendToken;
+            SessionAccess::id(session).clear();  // the old id, if any, is removed above
+        } else if (out.cookie == Saving::Cookie::Send) {
             // A new id: for a new session, or the same data under another id.
             SessionAccess::id(session) = detail::SessionEngine::new_id();
             out.save_id = SessionAccess::id(session);
@@ -165,6 +187,10 @@ private:
     void send(const Request& req, Response& res, Session& session, Saving::Cookie cookie) const {
         if (cookie == Saving::Cookie::Send)
             send_value(req, res, engine_->signed_id(SessionAccess::id(session)));
+        else if (cookie == Saving::Cookie::SendToken)
+            send_value(req, res,
+                       engine_->signed_token(*session.get(detail::kCsrfSessionKey),
+                                             SessionAccess::created(session)));
         else if (cookie == Saving::Cookie::Delete)
             send_deletion(req, res);
     }

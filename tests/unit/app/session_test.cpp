@@ -138,6 +138,36 @@ TEST(SessionEngine, EncryptedCookieRoundTripsHidesTheDataAndRefusesSignedOnes) {
     EXPECT_FALSE(rivet::detail::SessionEngine({.secret = kSecret}).in_cookie());
 }
 
+TEST(SessionEngine, ATokenOnlyCookieCarriesTheTokenAndWhenItWasMade) {
+    const rivet::detail::SessionEngine engine({.secret = kSecret});
+    const auto made = std::chrono::system_clock::time_point(1'700'000'000'123ms);
+    const auto now = made + 1h;
+    const std::string value = engine.signed_token("tok", made);
+    auto record = engine.verified_token(value, now);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->data,
+              (rivet::SessionData{{std::string(rivet::detail::kCsrfSessionKey), "tok"}}));
+    EXPECT_TRUE(rivet::detail::SessionEngine::only_token(record->data));
+    EXPECT_EQ(record->created, made);
+    EXPECT_EQ(record->last_seen, now);                 // idle never ends it...
+    EXPECT_TRUE(engine.expired(*record, made + 24h));  // ...absolute_timeout does
+    // Neither a session id nor cookie data, nor the reverse; no changed byte passes.
+    EXPECT_FALSE(engine.verified_id(value));
+    EXPECT_FALSE(engine.verified_token(engine.signed_id("tok~1"), now));
+    for (size_t i = 0; i < value.size(); ++i) {
+        std::string tampered = value;
+        tampered[i] = tampered[i] == 'A' ? 'B' : 'A';
+        EXPECT_FALSE(engine.verified_token(tampered, now)) << i;
+    }
+    const rivet::app::Signer signer(kSecret);
+    for (std::string_view bad : {"tok", "~1", "tok~", "tok~1x", "tok~99999999999999999999"})
+        EXPECT_FALSE(engine.verified_token(signer.sign("rivet session csrf token", bad), now))
+            << bad;
+    EXPECT_FALSE(rivet::detail::SessionEngine::only_token({}));
+    EXPECT_FALSE(rivet::detail::SessionEngine::only_token(
+        {{std::string(rivet::detail::kCsrfSessionKey), "t"}, {"user", "ada"}}));
+}
+
 TEST(SessionEngine, SessionCookieIsSecureOverTlsOrWhenAskedAlways) {
     const rivet::detail::SessionEngine engine({.secret = kSecret});
     const rivet::Cookie plain = engine.cookie("v", false);
