@@ -28,7 +28,8 @@ def headless_command(profile: Path, *extra: str) -> list[str]:
 
 
 class DevToolsPage:
-    """One Chromium tab under the DevTools protocol: navigate(), evaluate(), wait_for().
+    """One Chromium tab under the DevTools protocol: navigate(), evaluate(), wait_for(),
+    wait_across_navigation(), and command() for anything else (DOM.setFileInputFiles ...).
 
     Raises RuntimeError when Chromium does not start (a test may skip on it)."""
 
@@ -102,6 +103,23 @@ class DevToolsPage:
             value = self.evaluate(expression)
             if value:
                 return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{expression} still {value!r} after {timeout * SLOW:.0f} s")
+            time.sleep(0.05)
+
+    def wait_across_navigation(self, expression: str, timeout: float = 20.0):
+        """wait_for, for a page that is navigating (a form posted, a link followed): an evaluation
+        that meets the old document's end (its context destroyed) is tried again, not a
+        failure."""
+        deadline = time.monotonic() + timeout * SLOW
+        while True:
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError as e:
+                value = f"(navigating: {e})"
+            else:
+                if value:
+                    return value
             if time.monotonic() > deadline:
                 raise AssertionError(f"{expression} still {value!r} after {timeout * SLOW:.0f} s")
             time.sleep(0.05)

@@ -1,7 +1,8 @@
 """HTML forms (rivet/form.hpp) through the demo's POST /upload-form: multipart/form-data from
-curl -F and Python requests, urlencoded bodies from curl --data-urlencode, a 1 GiB upload in
-bounded memory, and hostile bodies, each refused with its status and nothing written outside the
-upload directory (nor left in it by a refused form)."""
+curl -F, Python requests and headless Chromium posting the demo's upload page, urlencoded bodies
+from curl --data-urlencode, a 1 GiB upload in bounded memory, and hostile bodies, each refused
+with its status and nothing written outside the upload directory (nor left in it by a refused
+form)."""
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from chromium import CHROMIUM, DevToolsPage
 from rivet_e2e import SANITIZED, SLOW, build_request, chunked
 
 BOUNDARY = "----rivetFormBoundary7MA4YWxk"
@@ -166,6 +168,60 @@ def test_a_body_in_tiny_pieces_across_boundaries(forms):
     got = r.json()
     assert got["fields"] == [{"name": "a", "value": "1" * 50}, {"name": "b", "value": ""}]
     assert Path(got["files"][0]["path"]).read_bytes() == b"\r\n" * 40
+
+
+# -- the demo's form page (public/upload.html) in headless Chromium -----------------------------
+
+
+def test_front_page_links_to_the_upload_form(forms):
+    r = forms.get("/")
+    assert r.status == 200 and b'href="/upload.html"' in r.body, r
+    r = forms.get("/upload.html")
+    assert r.status == 200 and b'enctype="multipart/form-data" action="/upload-form"' in r.body, r
+    assert b"http://" not in r.body and b"https://" not in r.body  # works offline
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/setup.sh)")
+def test_browser_posts_the_upload_page_with_two_files(forms, tmp_path, monkeypatch):
+    # The server has its $TMPDIR; Chromium's own must stay short (a socket path lives there).
+    monkeypatch.delenv("TMPDIR")
+    photo, notes = tmp_path / "photo.bin", tmp_path / "field notes.txt"
+    photo.write_bytes(os.urandom(300_000))
+    notes.write_bytes("café ☕\r\n--not a boundary\n".encode() * 500)
+    with DevToolsPage(tmp_path / "profile") as page:
+        try:
+            page.navigate(f"http://{forms.host}:{forms.port}/")
+        except RuntimeError as e:
+            pytest.skip(f"chromium cannot load the page here: {e}")
+        # From the front page's link, as a visitor gets there.
+        page.wait_across_navigation("document.readyState === 'complete'"
+                                    " && !!document.querySelector('a[href=\"/upload.html\"]')")
+        page.evaluate("setTimeout(() => document.querySelector('a[href=\"/upload.html\"]')"
+                      ".click(), 0)")
+        page.wait_across_navigation("document.readyState === 'complete'"
+                                    " && !!document.getElementById('upload-form')")
+        page.evaluate("document.getElementById('title').value = 'Trip — day 2';"
+                      "document.getElementById('note').value = 'line one\\nline two'")
+        # A page's script cannot attach files; the DevTools protocol can, as a user choosing them.
+        root = page.command("DOM.getDocument")["root"]["nodeId"]
+        node = page.command("DOM.querySelector", nodeId=root, selector="#files")["nodeId"]
+        page.command("DOM.setFileInputFiles", nodeId=node, files=[str(photo), str(notes)])
+        assert page.evaluate("document.getElementById('files').files.length") == 2
+        page.evaluate("setTimeout(() => document.getElementById('send').click(), 0)")
+        # Chromium shows the JSON answer as text in a <pre>.
+        answer = page.wait_across_navigation(
+            "location.pathname === '/upload-form' && document.readyState === 'complete'"
+            " && document.querySelector('pre') && document.querySelector('pre').textContent")
+    got = json.loads(answer)
+    # Textarea line breaks are sent as CRLF (HTML's form submission rules).
+    assert got["fields"] == [{"name": "title", "value": "Trip — day 2"},
+                             {"name": "note", "value": "line one\r\nline two"}], got
+    assert [(f["name"], f["filename"], f["size"]) for f in got["files"]] == [
+        ("files", "photo.bin", 300_000), ("files", "field notes.txt", notes.stat().st_size)], got
+    assert Path(got["files"][0]["path"]).read_bytes() == photo.read_bytes()
+    assert Path(got["files"][1]["path"]).read_bytes() == notes.read_bytes()
+    assert got["files"][1]["content_type"] == "text/plain", got
+    assert_inside_upload_dir(forms, got["files"])
 
 
 # -- hostile bodies ------------------------------------------------------------------------------

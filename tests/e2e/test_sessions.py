@@ -304,23 +304,6 @@ def test_bad_cookie_values_never_reach_the_wire(login_app):
     assert requests.get(srv.url + "/whoami", timeout=TIMEOUT).status_code == 200  # still serving
 
 
-def wait_across_navigation(page: DevToolsPage, expression: str, timeout: float = 20.0):
-    """page.wait_for, for a page that is navigating: an evaluation that meets the old document's
-    end (its context destroyed) is tried again, not a failure."""
-    deadline = time.monotonic() + timeout * SLOW
-    while True:
-        try:
-            value = page.evaluate(expression)
-        except RuntimeError as e:
-            value = f"(navigating: {e})"
-        else:
-            if value:
-                return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{expression} still {value!r} after {timeout * SLOW:.0f} s")
-        time.sleep(0.05)
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/setup.sh)")
 def test_browser_signs_in_through_the_form_and_out(login_app, tmp_path):
     srv = login_app()
@@ -329,15 +312,15 @@ def test_browser_signs_in_through_the_form_and_out(login_app, tmp_path):
             page.navigate(srv.url + "/")
         except RuntimeError as e:
             pytest.skip(f"chromium cannot load the page here: {e}")
-        wait_across_navigation(page, "!!document.getElementById('login')")
+        page.wait_across_navigation("!!document.getElementById('login')")
         # Clicked after the evaluation returns, so that it does not race the navigation.
         page.evaluate("document.getElementById('username').value = 'ada';"
                       "document.getElementById('password').value = 'lovelace';"
                       "setTimeout(() => document.getElementById('login').click(), 0)")
-        assert "Signed in as ada" in wait_across_navigation(
-            page, "document.getElementById('user') && document.getElementById('user').textContent")
+        assert "Signed in as ada" in page.wait_across_navigation(
+            "document.getElementById('user') && document.getElementById('user').textContent")
         assert page.evaluate("document.cookie") == ""  # HttpOnly: scripts never see them
         page.evaluate("setTimeout(() => document.getElementById('logout').click(), 0)")
-        wait_across_navigation(page, "!!document.getElementById('login')")
+        page.wait_across_navigation("!!document.getElementById('login')")
         # The form is filled in from the last_user cookie the browser kept.
         assert page.evaluate("document.getElementById('username').value") == "ada"
