@@ -15,7 +15,10 @@
 // carried out nothing). When there is no reply at all (Redis unreachable, the connection lost
 // with the command out) co_await throws rivet::RedisUnavailable, a std::runtime_error. A lost
 // connection is reopened by the next command; after a connect that failed, not before retry_ms,
-// and until then commands fail at once. Only from a coroutine on an I/O loop (elsewhere: std::logic_error).
+// and until then commands fail at once; a Redis that keeps the connection but does not answer
+// within command_timeout_ms counts as lost too. Only from a coroutine on an I/O loop (elsewhere:
+// std::logic_error). A loop's connection to one Redis (host and port) takes the timeouts of
+// whatever opened it first: the server's rate limit, or the first command.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,12 @@ struct RedisOptions {
     uint16_t port = 6379;
     unsigned connect_timeout_ms = 2000;
     unsigned retry_ms = 1000;  // after a failure, commands fail at once this long
+    // A command with no reply this long: Redis is taken as unreachable (it kept the connection
+    // but answers nothing: stopped, swapping, a slow script), every command out on the
+    // connection throws RedisUnavailable, and the connection is reopened after retry_ms. A
+    // blocking command (BLPOP ...) must block for less; it also holds every later command of
+    // its loop, so keep those for a Redis of their own.
+    unsigned command_timeout_ms = 2000;
 };
 
 struct RedisReply {

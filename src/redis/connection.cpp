@@ -36,6 +36,7 @@ Connection::Connection(net::Loop& loop, Endpoint endpoint)
 Connection::~Connection() {
     alive_.reset();
     if (connect_timer_) loop_.cancel_timer(connect_timer_);
+    if (reply_timer_) loop_.cancel_timer(reply_timer_);
     if (ctx_) {
         redisAsyncContext* ctx = ctx_;
         redisAsyncFree(ctx);  // calls the pending callbacks with no reply, then cleanup()
@@ -83,6 +84,35 @@ void Connection::lost(std::string why) {
     last_failure_ = std::move(why);
     retry_at_ms_ = loop_.now_ms() + endpoint_.retry_ms;
     if (connect_timer_) loop_.cancel_timer(std::exchange(connect_timer_, 0));
+    if (reply_timer_) loop_.cancel_timer(std::exchange(reply_timer_, 0));
+    sent_at_ms_.clear();  // their callbacks get no reply as the context is freed
+}
+
+void Connection::arm_reply_timer() {
+    if (reply_timer_ || sent_at_ms_.empty()) return;
+    const uint64_t due = sent_at_ms_.front() + endpoint_.reply_timeout_ms;
+    const uint64_t now = loop_.now_ms();
+    reply_timer_ = loop_.call_after(due > now ? due - now : 0, [this] {
+        reply_timer_ = 0;
+        check_replies();
+    });
+}
+
+void Connection::check_replies() {
+    if (sent_at_ms_.empty() || !ctx_) return;
+    if (loop_.now_ms() < sent_at_ms_.front() + endpoint_.reply_timeout_ms)
+        return arm_reply_timer();  // the one it was set for was answered: the next oldest
+    redisAsyncContext* ctx = ctx_;
+    const std::string why = "no reply within " + std::to_string(endpoint_.reply_timeout_ms) + " ms";
+    lost(why);
+    // Calls every pending callback with no reply, and on_disconnect (which clears the retry
+    // delay, meant for a connection that closed): a Redis that does not answer is not asked
+    // again before retry_ms, as one that cannot be reached.
+    freeing_because_ = "Redis: " + why;
+    redisAsyncFree(ctx);
+    freeing_because_.clear();
+    last_failure_ = why;
+    retry_at_ms_ = loop_.now_ms() + endpoint_.retry_ms;
 }
 
 void Connection::command(std::span<const std::string_view> args, ReplyFn done) {
@@ -105,7 +135,10 @@ void Connection::command(std::span<const std::string_view> args, ReplyFn done) {
         REDIS_OK) {
         loop_.post(
             [fn = std::shared_ptr<ReplyFn>(fn)] { (*fn)(nullptr, "Redis: command refused"); });
+        return;
     }
+    sent_at_ms_.push_back(loop_.now_ms());
+    arm_reply_timer();
 }
 
 void Connection::psubscribe(std::string_view pattern, ReplyFn each) {
@@ -137,8 +170,13 @@ void Connection::on_push(redisAsyncContext* ctx, void* reply, void* privdata) {
 
 void Connection::on_reply(redisAsyncContext* ctx, void* reply, void* privdata) {
     std::unique_ptr<ReplyFn> fn(static_cast<ReplyFn*>(privdata));
+    // In order: this is the oldest command out. (After lost() the list is already empty.)
+    Connection* self = owner(ctx);
+    if (!self->sent_at_ms_.empty()) self->sent_at_ms_.pop_front();
     if (reply)
         (*fn)(static_cast<const redisReply*>(reply), {});
+    else if (!self->freeing_because_.empty())
+        (*fn)(nullptr, self->freeing_because_);
     else
         (*fn)(nullptr, "Redis connection lost: " + failure_of(ctx, "closed"));
 }

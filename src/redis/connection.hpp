@@ -10,10 +10,13 @@
 //
 // A lost connection is reopened by the next command; a connect that fails (refused, timed out)
 // is not tried again before `retry_ms`: meanwhile commands fail at once, so a caller with a
-// fallback pays nothing while Redis is down.
+// fallback pays nothing while Redis is down. A Redis that keeps the connection but answers
+// nothing (stopped, swapping, stuck in a slow script) counts as lost once a command has waited
+// `reply_timeout_ms`: every command out fails, and the next ones wait for the retry.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -32,7 +35,8 @@ struct Endpoint {
     std::string host = "127.0.0.1";  // an IP address (a name is resolved by hiredis, blocking)
     uint16_t port = 6379;
     uint64_t connect_timeout_ms = 2000;
-    uint64_t retry_ms = 1000;  // after a failure, how long commands fail at once
+    uint64_t retry_ms = 1000;          // after a failure, how long commands fail at once
+    uint64_t reply_timeout_ms = 2000;  // a command unanswered this long: the connection is lost
 };
 
 // `reply`: hiredis's, valid during the call only; null when the command got no reply.
@@ -66,6 +70,8 @@ private:
     bool open();
     void lost(std::string why);
     void set_interest(uint32_t add, uint32_t remove);
+    void arm_reply_timer();
+    void check_replies();
     void on_events(uint32_t events);
 
     static void on_connect(const redisAsyncContext* ctx, int status);
@@ -85,11 +91,18 @@ private:
     net::Loop::WatchId watch_ = 0;
     uint32_t interest_ = 0;
     net::Loop::TimerId connect_timer_ = 0;
+    // When each command still unanswered was sent, oldest first (replies come in order); one
+    // timer, for the oldest, however many are out.
+    std::deque<uint64_t> sent_at_ms_;
+    net::Loop::TimerId reply_timer_ = 0;
     uint64_t retry_at_ms_ = 0;  // Down after a failure: no new attempt before this
     std::string last_failure_;
     uint64_t connects_ = 0;
     // The subscription's callback: hiredis calls it many times, so the connection owns it.
     std::shared_ptr<ReplyFn> on_push_;
+    // Why the context is being freed, for the callbacks it calls with no reply ("" when hiredis
+    // knows why: its error, or a close).
+    std::string freeing_because_;
     bool flush_pending_ = false;  // hiredis holds output to write at the turn's end
     bool flushing_ = false;
     // The turn-end hook outlives the connection (a loop keeps its hooks): it checks this first.

@@ -1,16 +1,19 @@
 """A throwaway redis-server for the Redis tests (Debian's redis-server package).
 
 Runs in a temporary directory, on a free port of 127.0.0.1, with persistence off; stop() and
-start() again keep the port (a restart, as an operator's would be). `cli()` talks RESP over a
+start() again keep the port (a restart, as an operator's would be); `frozen()` stops the process
+(SIGSTOP) with its connections open: a Redis that answers nothing. `cli()` talks RESP over a
 plain socket, so the tests need nothing beyond the server itself.
 """
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -77,8 +80,18 @@ class RedisServer:
                 raise AssertionError(f"redis-server did not start: {self.log()[-2000:]}")
             time.sleep(0.05)
 
+    @contextmanager
+    def frozen(self):
+        """Redis stopped (SIGSTOP) inside the block: connections stay open, nothing answers."""
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            yield self
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a frozen one would never see the SIGTERM
             self.proc.terminate()
             self.proc.wait(timeout=60)
         self.proc = None

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.skipif(not (available() and SERVER.exists()),
 
 @pytest.fixture
 def start_server(rivet, redis):  # redis: conftest.py
-    def start(threads=2):
-        return rivet(command=[SERVER, 0, redis.port, threads], root=None)
+    def start(threads=2, command_timeout_ms=2000):
+        return rivet(command=[SERVER, 0, redis.port, threads, command_timeout_ms], root=None)
     return start
 
 
@@ -82,7 +82,9 @@ def test_many_concurrent_commands_keep_their_own_replies(start_server):
 
 
 def test_client_leaving_mid_command_keeps_the_connection_in_step(start_server, redis):
-    srv = start_server(threads=1)  # one loop: one connection, which the next requests share
+    # One loop: one connection, which the next requests share; a command timeout well past the
+    # BLPOP's 2 s.
+    srv = start_server(threads=1, command_timeout_ms=30_000)
     assert call(srv, "PUT", "/set/after", "still-mine")[0] == 200
     # A request waits in BLPOP (up to 2 s); its client leaves after the command is out.
     s = socket.create_connection((srv.host, srv.port))
@@ -109,4 +111,21 @@ def test_redis_restart_503_then_recovers(start_server, redis):
     redis.start()  # empty again: persistence is off
     wait_for(lambda: call(srv, "POST", "/incr/r")[0] == 200, 60, "commands to succeed again")
     assert call(srv, "GET", "/get/r")[0] == 200
+    assert srv.proc.poll() is None
+
+
+def test_frozen_redis_503_after_the_command_timeout_then_recovers(start_server, redis):
+    """A Redis that keeps the connection and answers nothing (SIGSTOP): the command fails after
+    command_timeout_ms (2 s) instead of waiting for ever, the next ones fail at once for
+    retry_ms, and commands succeed again once Redis answers."""
+    srv = start_server(threads=1)
+    assert call(srv, "POST", "/incr/f") == (200, 1)
+    with redis.frozen():
+        status, text = call(srv, "POST", "/incr/f")
+        assert status == 503 and "no reply within 2000 ms" in text, (status, text)
+        assert call(srv, "GET", "/get/f")[0] == 503
+    # The increment sent while frozen may have run once Redis woke (it was written): 2 or 3.
+    wait_for(lambda: call(srv, "POST", "/incr/f")[0] == 200, 60, "commands to succeed again")
+    status, value = call(srv, "GET", "/get/f")
+    assert status == 200 and value in ("2", "3", 2, 3), (status, value)
     assert srv.proc.poll() is None

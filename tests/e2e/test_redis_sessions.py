@@ -148,6 +148,21 @@ def test_redis_stopped_mid_run_answers_503_then_recovers(instances, redis):
         assert srv.proc.poll() is None
 
 
+def test_frozen_redis_answers_503_after_the_command_timeout(instances, redis):
+    """A Redis that keeps the connection and answers nothing (SIGSTOP): a visitor with a session
+    gets 503 once the command timeout (2 s) passes, not a request held for ever."""
+    [one] = instances(1)
+    http = requests.Session()
+    sign_in(http, one.url)
+    headers = {"Cookie": f"{COOKIE}={http.cookies[COOKIE]}"}
+    with redis.frozen():
+        r = requests.get(one.url + "/whoami", headers=headers, timeout=TIMEOUT)
+        assert r.status_code == 503 and "session store cannot be reached" in r.text, r.text
+    wait_for(lambda: requests.get(one.url + "/whoami", headers=headers,
+                                  timeout=TIMEOUT).json().get("user") == "ada",
+             60, "the session to be served again")
+
+
 def test_memory_store_cookieless_visitors_store_nothing(rivet):
     """The same in memory: with room for 3 sessions, 10,000 cookieless reads and 1,000 form
     pages (each with a CSRF token) evict none."""

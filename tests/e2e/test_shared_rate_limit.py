@@ -106,6 +106,22 @@ def test_redis_stopped_mid_run_then_back(rivet, tmp_path, redis, fallback):
         assert s.proc.poll() is None
 
 
+def test_frozen_redis_falls_back_after_a_second(rivet, tmp_path, redis):
+    """A Redis that keeps the connection and answers nothing (SIGSTOP): the limited requests
+    waiting on it are decided by the fallback after 1 s, not held for ever."""
+    [srv] = instances(rivet, tmp_path, redis, n=1, rps=1, burst=4, fallback="local")
+    assert round_robin([srv], "127.0.0.8", 5) == [200] * 4 + [429]
+    with redis.frozen():
+        codes = round_robin([srv], "127.0.0.9", 6)  # the instance's own bucket of 4
+        assert codes[:4] == [200] * 4 and codes.count(200) <= 5, codes
+        assert metric(srv, "rivet_rate_limit_redis_fallbacks_total") >= 1
+        assert "no reply within 1000 ms" in srv.stderr()
+    def shared_again():
+        return round_robin([srv], "127.0.0.8", 1) == [429]  # its Redis bucket is still empty
+    wait_for(shared_again, 60, "the limit to be decided by Redis again")
+    assert srv.proc.poll() is None
+
+
 def test_bad_redis_settings_are_refused_at_start():
     import subprocess
     from rivet_e2e import BIN

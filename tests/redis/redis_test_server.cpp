@@ -43,10 +43,12 @@ auto guarded(Handler handler) {
 int main(int argc, char** argv) {
     if (argc < 3) return 2;
     const uint16_t port = uint16_t(std::stoul(argv[1]));
+    // argv: port, Redis's port, [threads], [command_timeout_ms]
     rivet::Redis redis({.host = "127.0.0.1",
                         .port = uint16_t(std::stoul(argv[2])),
                         .connect_timeout_ms = 2000,
-                        .retry_ms = 200});
+                        .retry_ms = 200,
+                        .command_timeout_ms = argc > 4 ? unsigned(std::stoul(argv[4])) : 2000});
     rivet::App app;
     app.get("/get/:key", guarded([&](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
                 auto v = co_await redis.command("GET", req.param("key"));

@@ -91,6 +91,7 @@ std::optional<redis::Endpoint> SharedRateLimit::parse_endpoint(std::string_view 
     e.port = uint16_t(port);
     e.connect_timeout_ms = 1000;
     e.retry_ms = 1000;
+    e.reply_timeout_ms = 1000;
     return e;
 }
 

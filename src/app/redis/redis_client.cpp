@@ -57,7 +57,7 @@ void start_redis_command(Completion<RedisReply> c, const RedisOptions& options,
     if (args.empty()) throw std::invalid_argument("rivet::Redis: a command needs its name");
     net::Loop& net_loop = *LoopAccess::services(*loop).loop;
     redis::Endpoint endpoint{options.host, options.port, options.connect_timeout_ms,
-                             options.retry_ms};
+                             options.retry_ms, options.command_timeout_ms};
     std::vector<std::string_view> words(args.begin(), args.end());  // hiredis copies them
     // The callback holds only the Completion: after a cancel its done() is a no-op, while the
     // reply is still read off the connection.
