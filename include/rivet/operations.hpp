@@ -45,6 +45,10 @@ struct RateLimitOptions {
     // is the same token bucket (rate, burst), on Redis's clock. HOST is an IP address.
     std::string redis{};
     RateLimitFallback redis_fallback = RateLimitFallback::Local;
+    // That Redis's AUTH (requirepass or an ACL user): none when the password is empty; an empty
+    // user is Redis's "default". Also for the shared topics (pubsub), which use the same Redis.
+    std::string redis_user{};
+    std::string redis_password{};
 };
 
 struct AdminOptions {

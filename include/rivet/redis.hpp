@@ -45,6 +45,11 @@ struct RedisOptions {
     // blocking command (BLPOP ...) must block for less; it also holds every later command of
     // its loop, so keep those for a Redis of their own.
     unsigned command_timeout_ms = 2000;
+    // AUTH on connecting (Redis's requirepass, or an ACL user): nothing when the password is
+    // empty; an empty username is Redis's "default" user. Refused credentials: commands throw
+    // RedisUnavailable with Redis's words ("WRONGPASS ..."), and are retried after retry_ms.
+    std::string username{};
+    std::string password{};
 };
 
 struct RedisReply {

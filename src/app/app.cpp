@@ -166,7 +166,7 @@ uint16_t App::start(const RunOptions& options) {
         throw std::invalid_argument("admin_listen_fds needs ops.admin.admin_port set");
     std::optional<redis::Endpoint> pubsub_redis;
     if (options.pubsub == PubSub::Redis) {
-        pubsub_redis = app::SharedRateLimit::parse_endpoint(options.ops.rate_limit.redis);
+        pubsub_redis = app::SharedRateLimit::endpoint_of(options.ops.rate_limit);
         if (!pubsub_redis)
             throw std::invalid_argument(
                 "pubsub Redis needs ops.rate_limit.redis: HOST:PORT with an IP address");

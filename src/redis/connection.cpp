@@ -65,13 +65,26 @@ bool Connection::open() {
     redisAsyncSetConnectCallback(ctx, on_connect);
     redisAsyncSetDisconnectCallback(ctx, on_disconnect);
     state_ = State::Connecting;
+    freeing_because_.clear();
+    if (!endpoint_.password.empty()) {
+        // Queued first, so that it goes before every command (hiredis writes once connected).
+        std::vector<const char*> argv{"AUTH"};
+        std::vector<size_t> lens{4};
+        if (!endpoint_.username.empty()) {
+            argv.push_back(endpoint_.username.c_str());
+            lens.push_back(endpoint_.username.size());
+        }
+        argv.push_back(endpoint_.password.c_str());
+        lens.push_back(endpoint_.password.size());
+        redisAsyncCommandArgv(ctx, on_auth, nullptr, int(argv.size()), argv.data(), lens.data());
+        sent_at_ms_.push_back(loop_.now_ms());  // AUTH too must be answered in time
+        arm_reply_timer();
+    }
     // hiredis waits for the connect without a bound of its own.
     connect_timer_ = loop_.call_after(endpoint_.connect_timeout_ms, [this] {
         connect_timer_ = 0;
         if (state_ != State::Connecting || !ctx_) return;
-        redisAsyncContext* ctx = ctx_;
-        lost("connect timed out");
-        redisAsyncFree(ctx);  // not connected: no disconnect callback, the commands fail
+        drop("connect timed out");  // not connected: no disconnect callback, the commands fail
     });
     set_interest(net::kWritable, 0);  // the connect's completion
     return true;
@@ -102,17 +115,26 @@ void Connection::check_replies() {
     if (sent_at_ms_.empty() || !ctx_) return;
     if (loop_.now_ms() < sent_at_ms_.front() + endpoint_.reply_timeout_ms)
         return arm_reply_timer();  // the one it was set for was answered: the next oldest
+    drop("no reply within " + std::to_string(endpoint_.reply_timeout_ms) + " ms");
+}
+
+void Connection::drop(std::string why) {
     redisAsyncContext* ctx = ctx_;
-    const std::string why = "no reply within " + std::to_string(endpoint_.reply_timeout_ms) + " ms";
-    lost(why);
-    // Calls every pending callback with no reply, and on_disconnect (which clears the retry
-    // delay, meant for a connection that closed): a Redis that does not answer is not asked
-    // again before retry_ms, as one that cannot be reached.
     freeing_because_ = "Redis: " + why;
+    // As a connect that failed: a Redis that does not answer, or refuses us, is not asked again
+    // before retry_ms (on_disconnect leaves that alone while freeing_because_ is set).
+    lost(std::move(why));
+    // Calls every pending callback with no reply (freeing_because_ is their reason), then
+    // on_disconnect; from inside a hiredis callback, once that returns.
     redisAsyncFree(ctx);
-    freeing_because_.clear();
-    last_failure_ = why;
-    retry_at_ms_ = loop_.now_ms() + endpoint_.retry_ms;
+}
+
+void Connection::on_auth(redisAsyncContext* ctx, void* reply, void*) {
+    Connection* self = owner(ctx);
+    if (!self->sent_at_ms_.empty()) self->sent_at_ms_.pop_front();
+    const auto* r = static_cast<const redisReply*>(reply);
+    if (!r || r->type != REDIS_REPLY_ERROR || self->ctx_ != ctx) return;
+    self->drop("refused the credentials (" + std::string(r->str, r->len) + ")");
 }
 
 void Connection::command(std::span<const std::string_view> args, ReplyFn done) {
@@ -164,6 +186,8 @@ void Connection::on_push(redisAsyncContext* ctx, void* reply, void* privdata) {
     auto& fn = *static_cast<ReplyFn*>(privdata);  // owned by the connection: not freed here
     if (reply)
         fn(static_cast<const redisReply*>(reply), {});
+    else if (!owner(ctx)->freeing_because_.empty())
+        fn(nullptr, owner(ctx)->freeing_because_);
     else
         fn(nullptr, "Redis connection lost: " + failure_of(ctx, "closed"));
 }
@@ -194,6 +218,7 @@ void Connection::on_connect(const redisAsyncContext* ctx, int status) {
 
 void Connection::on_disconnect(const redisAsyncContext* ctx, int status) {
     Connection* self = owner(ctx);
+    if (!self->freeing_because_.empty()) return;  // drop(): lost() said why, and when to retry
     self->lost(status == REDIS_OK ? std::string("closed") : failure_of(ctx, "closed"));
     // A connection that worked and then closed (Redis's idle timeout, CLIENT KILL, a restart)
     // is tried again by the very next command; the retry delay is for connects that fail.

@@ -37,6 +37,11 @@ struct Endpoint {
     uint64_t connect_timeout_ms = 2000;
     uint64_t retry_ms = 1000;          // after a failure, how long commands fail at once
     uint64_t reply_timeout_ms = 2000;  // a command unanswered this long: the connection is lost
+    // AUTH on every new connection, before anything else (empty password: none); an empty
+    // username is Redis's "default" user. Refused credentials make the connection lost, with
+    // Redis's words as the reason.
+    std::string username{};
+    std::string password{};
 };
 
 // `reply`: hiredis's, valid during the call only; null when the command got no reply.
@@ -61,6 +66,12 @@ public:
     // Loop thread only.
     void psubscribe(std::string_view pattern, ReplyFn each);
 
+    // The AUTH of the next connections (this one stays as it is). Loop thread only.
+    void use_credentials(std::string_view username, std::string_view password) {
+        if (username != endpoint_.username) endpoint_.username = username;
+        if (password != endpoint_.password) endpoint_.password = password;
+    }
+
     State state() const { return state_; }
     net::Loop& loop() const { return loop_; }
     const Endpoint& endpoint() const { return endpoint_; }
@@ -77,6 +88,8 @@ private:
     static void on_connect(const redisAsyncContext* ctx, int status);
     static void on_disconnect(const redisAsyncContext* ctx, int status);
     static void on_reply(redisAsyncContext* ctx, void* reply, void* privdata);
+    static void on_auth(redisAsyncContext* ctx, void* reply, void* privdata);
+    void drop(std::string why);
     static void on_push(redisAsyncContext* ctx, void* reply, void* privdata);
     static void add_read(void* self);
     static void del_read(void* self);

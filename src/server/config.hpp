@@ -32,6 +32,10 @@ struct Config {
     // server.upgrade_timeout / --upgrade-timeout, how long a new process has to start serving.
     std::string pid_file;
     uint64_t upgrade_timeout_ms = 30'000;
+    // rate_limiting.redis_password_file / --rate-limit-redis-password-file: read into
+    // run.ops.rate_limit.redis_password whenever the configuration is (so at SIGHUP too), so
+    // the password is in neither the configuration file nor the command line.
+    std::string redis_password_file;
 };
 
 // The executable's lame duck (limits.drain_grace): long enough for a balancer with HAProxy's

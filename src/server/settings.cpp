@@ -3,7 +3,10 @@
 // lists every key here, with the same default and flag.
 #include "server/settings.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 
 #include "app/operations/shared_rate_limit.hpp"
 #include "server/setting_kinds.hpp"
@@ -196,6 +199,31 @@ Value redis_endpoint() {
     return v;
 }
 
+// rate_limiting.redis_password_file: "" (no AUTH) or a file whose first line is the password.
+Value redis_password_file() {
+    Value v = text(REF(redis_password_file), "a file path", /*may_be_empty=*/true);
+    v.set = [](const json& value, Config& c) -> std::string {
+        if (!value.is_string()) return "expected a file path, got " + shown(value);
+        const auto path = value.get<std::string>();
+        std::string password;
+        if (!path.empty()) {
+            std::ifstream in(path);
+            if (!in)
+                return "cannot read the Redis password from " + shown(value) + ": " +
+                       std::strerror(errno);
+            if (!std::getline(in, password))
+                return "the Redis password file " + shown(value) + " is empty";
+            if (!password.empty() && password.back() == '\r') password.pop_back();
+            if (password.empty()) return "the Redis password file " + shown(value) + " is empty";
+        }
+        c.redis_password_file = path;
+        c.run.ops.rate_limit.redis_password = std::move(password);
+        return {};
+    };
+    v.names_its_entries = true;  // the problem says what is wrong with the file
+    return v;
+}
+
 Section rate_limiting_section() {
     return {
         "rate_limiting",
@@ -228,6 +256,14 @@ Section rate_limiting_section() {
                                        REF(run.ops.rate_limit.redis_fallback)),
              "Redis unreachable: local, open or closed (503)",
              {flag("--rate-limit-redis-fallback", "MODE")}},
+            {"redis_user",
+             text(REF(run.ops.rate_limit.redis_user), "a Redis user name", true),
+             "that Redis's ACL user (\"\": default)",
+             {flag("--rate-limit-redis-user", "NAME")}},
+            {"redis_password_file",
+             redis_password_file(),
+             "a file holding that Redis's password (AUTH); \"\": none",
+             {flag("--rate-limit-redis-password-file", "FILE")}},
         }};
 }
 

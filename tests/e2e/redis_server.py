@@ -58,16 +58,19 @@ def _read_reply(f):
 
 
 class RedisServer:
-    def __init__(self):
+    def __init__(self, password: str | None = None):
+        """`password`: Redis's requirepass (the default user's); cli() authenticates with it."""
         self.dir = Path(tempfile.mkdtemp(prefix="rivet-redis-"))
         self.port = free_port()
+        self.password = password
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60.0) -> "RedisServer":
         log = open(self.dir / "redis.log", "ab")
         self.proc = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
-             "--save", "", "--appendonly", "no", "--daemonize", "no"],
+             "--save", "", "--appendonly", "no", "--daemonize", "no",
+             *(["--requirepass", self.password] if self.password else [])],
             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while True:
@@ -98,8 +101,12 @@ class RedisServer:
 
     def cli(self, *words, timeout: float = 30.0):
         with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
+            if self.password:
+                s.sendall(_encode("AUTH", self.password))
             s.sendall(_encode(*words))
             with s.makefile("rb") as f:
+                if self.password:
+                    _read_reply(f)
                 return _read_reply(f)
 
     def log(self) -> str:

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from ops_e2e import wait_for
-from redis_server import available
+from redis_server import RedisServer, available
 from rivet_e2e import BIN
 
 SERVER = BIN.parent / "redis_test_server"
@@ -129,3 +129,25 @@ def test_frozen_redis_503_after_the_command_timeout_then_recovers(start_server, 
     status, value = call(srv, "GET", "/get/f")
     assert status == 200 and value in ("2", "3", 2, 3), (status, value)
     assert srv.proc.poll() is None
+
+
+def test_a_redis_with_a_password(rivet):
+    """RedisOptions::password: AUTH before the first command; a wrong one is refused by Redis
+    and every command answers 503 quoting it, rather than running unauthenticated."""
+    secured = RedisServer(password="s3cret").start()
+    try:
+        good = rivet(command=[SERVER, 0, secured.port, 1], root=None,
+                     env={"REDIS_PASSWORD": "s3cret"})
+        assert call(good, "POST", "/incr/p") == (200, 1)
+        assert secured.cli("GET", "p") == "1"
+        wrong = rivet(command=[SERVER, 0, secured.port, 1], root=None,
+                      env={"REDIS_PASSWORD": "wrong"})
+        status, text = call(wrong, "POST", "/incr/p")
+        assert status == 503 and "WRONGPASS" in text, (status, text)
+        none = rivet(command=[SERVER, 0, secured.port, 1], root=None,
+                     env={"REDIS_PASSWORD": None})
+        status, reply = call(none, "POST", "/incr/p")  # Redis's own error reply: NOAUTH
+        assert "NOAUTH" in str(reply), (status, reply)
+        assert secured.cli("GET", "p") == "1"
+    finally:
+        secured.destroy()

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ops_e2e import conn_from, get, statuses, wait_for, write_config
-from redis_server import available
+from redis_server import RedisServer, available
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs redis-server")
 
@@ -122,12 +122,45 @@ def test_frozen_redis_falls_back_after_a_second(rivet, tmp_path, redis):
     assert srv.proc.poll() is None
 
 
+def test_a_redis_with_a_password_and_an_acl_user(rivet, tmp_path):
+    """AUTH from a password file: the right password (the default user's, or an ACL user's)
+    shares the bucket; a wrong one is refused by Redis, the fallback decides and the error log
+    quotes Redis."""
+    secured = RedisServer(password="s3cret-default").start()
+    try:
+        secured.cli("ACL", "SETUSER", "limiter", "on", ">s3cret-limiter", "~rivet:*", "+@all")
+
+        def instance(name, password, user=""):
+            (tmp_path / f"{name}.pw").write_text(password + "\n")
+            rl = {"enabled": True, "requests_per_second": 1, "burst_size": 4,
+                  "redis": f"127.0.0.1:{secured.port}", "redis_user": user,
+                  "redis_password_file": str(tmp_path / f"{name}.pw")}
+            cfg = write_config(tmp_path / f"{name}.json", {"rate_limiting": rl})
+            return rivet(args=("--threads", "1", "--workers", "1", "--config", cfg))
+        default_user = instance("default", "s3cret-default")
+        acl_user = instance("acl", "s3cret-limiter", user="limiter")
+        wrong = instance("wrong", "not-the-password")
+        # One bucket of 4 between the two that got in.
+        assert round_robin([default_user, acl_user], "127.0.0.10", 6) == [200] * 4 + [429] * 2
+        assert metric(default_user, "rivet_rate_limit_redis_fallbacks_total") == 0
+        assert metric(acl_user, "rivet_rate_limit_redis_fallbacks_total") == 0
+        assert secured.cli("EXISTS", "rivet:ratelimit:127.0.0.10") == 1
+        # Refused: its own bucket (the local fallback), and Redis's words in the log.
+        assert round_robin([wrong], "127.0.0.10", 5) == [200] * 4 + [429]
+        assert metric(wrong, "rivet_rate_limit_redis_fallbacks_total") >= 1
+        assert "WRONGPASS" in wrong.stderr(), wrong.stderr()
+    finally:
+        secured.destroy()
+
+
 def test_bad_redis_settings_are_refused_at_start():
     import subprocess
     from rivet_e2e import BIN
     for flag, value, says in [("--rate-limit-redis", "redis.local:6379", "HOST:PORT"),
                               ("--rate-limit-redis", "127.0.0.1:99999", "HOST:PORT"),
-                              ("--rate-limit-redis-fallback", "maybe", "fallback")]:
+                              ("--rate-limit-redis-fallback", "maybe", "fallback"),
+                              ("--rate-limit-redis-password-file", "/nonexistent/pw",
+                               "cannot read the Redis password")]:
         r = subprocess.run([str(BIN), flag, value, "--port", "0"], capture_output=True,
                            text=True, timeout=60)
         assert r.returncode == 2, (flag, value, r)

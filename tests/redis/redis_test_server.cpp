@@ -1,7 +1,8 @@
 // The server of tests/e2e/test_redis.py: rivet::Redis behind HTTP routes, public API only.
-//   redis_test_server PORT REDIS_PORT [THREADS]
+//   redis_test_server PORT REDIS_PORT [THREADS] [COMMAND_TIMEOUT_MS]   (REDIS_PASSWORD: AUTH)
 #include <rivet/rivet.hpp>
 
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -43,12 +44,13 @@ auto guarded(Handler handler) {
 int main(int argc, char** argv) {
     if (argc < 3) return 2;
     const uint16_t port = uint16_t(std::stoul(argv[1]));
-    // argv: port, Redis's port, [threads], [command_timeout_ms]
+    const char* password = std::getenv("REDIS_PASSWORD");
     rivet::Redis redis({.host = "127.0.0.1",
                         .port = uint16_t(std::stoul(argv[2])),
                         .connect_timeout_ms = 2000,
                         .retry_ms = 200,
-                        .command_timeout_ms = argc > 4 ? unsigned(std::stoul(argv[4])) : 2000});
+                        .command_timeout_ms = argc > 4 ? unsigned(std::stoul(argv[4])) : 2000,
+                        .password = password ? password : ""});
     rivet::App app;
     app.get("/get/:key", guarded([&](rivet::Request& req, rivet::Response& res) -> rivet::Task<> {
                 auto v = co_await redis.command("GET", req.param("key"));

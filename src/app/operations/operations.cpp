@@ -117,7 +117,7 @@ std::string Operations::reconfigure(const OperationsOptions& options) {
     if (auto bad = next->trusted.assign(options.rate_limit.trusted_proxies); !bad.empty())
         note("trusted proxies: not an address or network: " + bad);
     if (!options.rate_limit.redis.empty()) {
-        next->shared = SharedRateLimit::parse_endpoint(options.rate_limit.redis);
+        next->shared = SharedRateLimit::endpoint_of(options.rate_limit);
         if (!next->shared)
             note("rate limit Redis: not HOST:PORT with an IP address: " + options.rate_limit.redis);
     }

@@ -95,6 +95,15 @@ std::optional<redis::Endpoint> SharedRateLimit::parse_endpoint(std::string_view 
     return e;
 }
 
+std::optional<redis::Endpoint> SharedRateLimit::endpoint_of(const RateLimitOptions& options) {
+    auto e = parse_endpoint(options.redis);
+    if (e) {
+        e->username = options.redis_user;
+        e->password = options.redis_password;
+    }
+    return e;
+}
+
 void SharedRateLimit::check(net::Loop& loop, const redis::Endpoint& endpoint,
                             const IpAddress& client, double rate, double burst, Done done) {
     send(loop, endpoint, "rivet:ratelimit:" + to_string(client), rate, burst, true,

@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include <rivet/operations.hpp>
+
 #include "app/operations/ip_address.hpp"
 #include "net/loop.hpp"
 #include "redis/connection.hpp"
@@ -27,6 +29,8 @@ class SharedRateLimit {
 public:
     // "HOST:PORT" (HOST an IP address, IPv6 in brackets); nullopt when it is not one.
     static std::optional<redis::Endpoint> parse_endpoint(std::string_view text);
+    // The Redis of `options` (its `redis`, parsed) with its credentials; nullopt as above.
+    static std::optional<redis::Endpoint> endpoint_of(const RateLimitOptions& options);
 
     struct Outcome {
         enum class Kind : uint8_t { Allowed, Refused, Unavailable };

@@ -56,8 +56,13 @@ void start_redis_command(Completion<RedisReply> c, const RedisOptions& options,
     if (!loop) throw std::logic_error("rivet::Redis: awaited off an I/O loop");
     if (args.empty()) throw std::invalid_argument("rivet::Redis: a command needs its name");
     net::Loop& net_loop = *LoopAccess::services(*loop).loop;
-    redis::Endpoint endpoint{options.host, options.port, options.connect_timeout_ms,
-                             options.retry_ms, options.command_timeout_ms};
+    redis::Endpoint endpoint{options.host,
+                             options.port,
+                             options.connect_timeout_ms,
+                             options.retry_ms,
+                             options.command_timeout_ms,
+                             options.username,
+                             options.password};
     std::vector<std::string_view> words(args.begin(), args.end());  // hiredis copies them
     // The callback holds only the Completion: after a cancel its done() is a no-op, while the
     // reply is still read off the connection.

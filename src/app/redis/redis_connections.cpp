@@ -18,6 +18,9 @@ thread_local std::map<std::pair<std::string, uint16_t>, std::unique_ptr<redis::C
 redis::Connection& redis_connection(net::Loop& loop, const redis::Endpoint& endpoint) {
     auto& slot = t_connections[{endpoint.host, endpoint.port}];
     if (!slot || &slot->loop() != &loop) slot = std::make_unique<redis::Connection>(loop, endpoint);
+    // Credentials changed by a reload (a rotated password) serve from the next connect on; a
+    // user without any (a handler's Redis naming the rate limit's) takes the connection's.
+    if (!endpoint.password.empty()) slot->use_credentials(endpoint.username, endpoint.password);
     return *slot;
 }
 

@@ -12,6 +12,8 @@
 namespace rivet::app {
 
 // The calling thread's connection to `endpoint` (made on first use) on `loop`; loop thread only.
+// The connection's timeouts are those of the endpoint that opened it; its credentials follow
+// the latest endpoint that has some (a reload's new password), for its next connect.
 redis::Connection& redis_connection(net::Loop& loop, const redis::Endpoint& endpoint);
 
 }  // namespace rivet::app
