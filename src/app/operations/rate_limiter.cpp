@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
+#include <type_traits>
 
 namespace rivet::app {
 
@@ -11,13 +14,24 @@ RateLimiter::RateLimiter(size_t max_clients) : seed_(std::random_device{}() | 1)
     resize(max_clients);
 }
 
+void RateLimiter::Free::operator()(Bucket* b) const {
+    std::free(b);
+}
+
 void RateLimiter::resize(size_t max_clients) {
     size_t per = std::max<size_t>(kWindow, (max_clients + kShards - 1) / kShards);
-    for (auto& s : shards_) {
-        std::lock_guard lock(s.mutex);
-        s.slots = std::make_unique<Bucket[]>(per);
-        s.size = per;
+    // All zero is every slot free (last_ns 0); calloc leaves the pages untouched (see .hpp).
+    static_assert(std::is_trivially_copyable_v<Bucket> && std::is_trivially_destructible_v<Bucket>);
+    std::unique_ptr<Bucket, Free> table(static_cast<Bucket*>(std::calloc(per * kShards,
+                                                                         sizeof(Bucket))));
+    if (!table) throw std::bad_alloc();
+    for (unsigned i = 0; i < kShards; ++i) {
+        std::lock_guard lock(shards_[i].mutex);
+        shards_[i].slots = table.get() + i * per;
+        shards_[i].size = per;
     }
+    // No shard points into the old table now; a lookup holds its shard's lock while it reads.
+    table_ = std::move(table);
     per_shard_ = per;
 }
 

@@ -1,6 +1,9 @@
 // RateLimiter: a token bucket per client address (refilled at `rate` per second, holding at
 // most `burst`), in a table of fixed size so that a flood of distinct addresses cannot grow
-// memory: max_clients buckets of 32 bytes, allocated once.
+// memory: max_clients buckets of 32 bytes, allocated once, as one zeroed block (calloc): a
+// block this size comes from mmap, whose pages cost no memory until a bucket on them is used,
+// so a server that limits nobody, or a few clients, does not pay for the whole table (3.2 MB at
+// the default 100,000: most of the start-up RSS when it was allocated and cleared).
 //
 // The table is split into shards by a hash of the address, each behind its own lock, so loops
 // serving different clients rarely meet on one. A client's bucket lives in a short probe window
@@ -47,13 +50,17 @@ private:
     };
     struct alignas(64) Shard {
         mutable std::mutex mutex;
-        std::unique_ptr<Bucket[]> slots;
-        size_t size = 0;  // with the slots, under the lock: a resize may race a lookup
+        Bucket* slots = nullptr;  // in table_
+        size_t size = 0;          // with the slots, under the lock: a resize may race a lookup
+    };
+    struct Free {
+        void operator()(Bucket* b) const;
     };
     uint64_t hash(const IpAddress& ip) const;
 
     std::atomic<size_t> per_shard_{0};
     uint64_t seed_;
+    std::unique_ptr<Bucket, Free> table_;  // every shard's slots, back to back
     Shard shards_[kShards];
 };
 
