@@ -146,6 +146,10 @@ def test_rolling_restart_behind_nginx(tmp_path, tls_certs):
         assert post_errors is None, (measured, post_out)
         assert len(executed) >= posts - post_non_2xx, (len(executed), measured)
         assert set(s for (m, s) in failed if m == "POST") <= {"502"}, measured
+        # Those 502s are the keep-alive race (a POST sent on a pooled connection as its rivet
+        # closes it), a few per restart at most: 10 a restart bounds a regression that closed
+        # busy connections, not only the race (three restarts).
+        assert post_non_2xx <= 10 * len(restarted), measured
         assert posts > 1000, post_out
     finally:
         stop_nginx(nginx)
