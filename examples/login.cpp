@@ -10,7 +10,6 @@
 // every instance started with the same secret and Redis shares them.
 #include <rivet/rivet.hpp>
 
-#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -26,65 +25,14 @@ namespace {
 const std::map<std::string, std::string, std::less<>> kUsers = {{"ada", "lovelace"},
                                                                 {"alan", "turing"}};
 
-std::string html_escape(std::string_view text) {
-    std::string out;
-    for (char c : text) switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    return out;
-}
-
-// One field of an application/x-www-form-urlencoded body (what an HTML form posts).
-std::optional<std::string> form_field(std::string_view body, std::string_view name) {
-    auto decode = [](std::string_view in) {
-        std::string out;
-        for (size_t i = 0; i < in.size(); ++i) {
-            if (in[i] == '+') {
-                out += ' ';
-            } else if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(uint8_t(in[i + 1])) &&
-                       std::isxdigit(uint8_t(in[i + 2]))) {
-                out += char(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16));
-                i += 2;
-            } else {
-                out += in[i];
-            }
-        }
-        return out;
-    };
-    while (!body.empty()) {
-        const size_t amp = body.find('&');
-        const std::string_view pair = body.substr(0, amp);
-        body = amp == std::string_view::npos ? "" : body.substr(amp + 1);
-        const size_t eq = pair.find('=');
-        if (decode(pair.substr(0, eq)) == name)
-            return eq == std::string_view::npos ? "" : decode(pair.substr(eq + 1));
-    }
-    return std::nullopt;
-}
-
 std::string page(std::string_view title, std::string_view content) {
     return "<!doctype html><html><head><meta charset=utf-8><title>" + std::string(title) +
            "</title></head><body>" + std::string(content) + "</body></html>";
 }
 
 std::string csrf_input(rivet::Session& session) {
-    return "<input type=hidden name=_csrf value=\"" + html_escape(session.csrf_token()) + "\">";
+    return "<input type=hidden name=_csrf value=\"" + rivet::html_escape(session.csrf_token()) +
+           "\">";
 }
 
 std::string secret_from_environment() {
@@ -135,7 +83,7 @@ int main(int argc, char** argv) {
     app.get("/", [](Request& req, Response& res) {
         rivet::Session& session = rivet::session(req);
         if (auto user = session.get("user")) {
-            res.html(page("Signed in", "<p id=user>Signed in as " + html_escape(*user) +
+            res.html(page("Signed in", "<p id=user>Signed in as " + rivet::html_escape(*user) +
                                            "</p><form method=post action=/logout>" +
                                            csrf_input(session) +
                                            "<button id=logout>Sign out</button></form>"));
@@ -143,16 +91,18 @@ int main(int argc, char** argv) {
         }
         res.html(page("Sign in", "<form method=post action=/login>" + csrf_input(session) +
                                      "<input name=username id=username value=\"" +
-                                     html_escape(req.cookie("last_user").value_or("")) +
+                                     rivet::html_escape(req.cookie("last_user").value_or("")) +
                                      "\"> "
                                      "<input name=password id=password type=password> "
                                      "<button id=login>Sign in</button></form>"));
     });
     app.post("/login", [](Request& req, Response& res) {
-        const auto user = form_field(req.body(), "username");
-        const auto password = form_field(req.body(), "password");
-        auto known = kUsers.find(user.value_or(""));
-        if (known == kUsers.end() || known->second != password.value_or("")) {
+        // What the HTML form posts (a 413 past the parser's limits).
+        const rivet::Form form = rivet::parse_urlencoded_form(req.body());
+        const std::string* user = form.field("username");
+        const std::string* password = form.field("password");
+        auto known = kUsers.find(user ? *user : "");
+        if (known == kUsers.end() || !password || known->second != *password) {
             res.status(401).html(
                 page("Sign in", "<p>Wrong name or password. <a href=/>Again</a></p>"));
             return;

@@ -13,6 +13,7 @@
 #include <rivet/event_loop.hpp>
 #include <rivet/event_stream.hpp>
 #include <rivet/form.hpp>
+#include <rivet/html.hpp>
 #include <rivet/http_client.hpp>
 #include <rivet/redis.hpp>
 #include <rivet/http_error.hpp>

@@ -1,5 +1,7 @@
 #include "app/static/directory_listing.hpp"
 
+#include <rivet/html.hpp>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -72,46 +74,13 @@ void sort_listing(std::vector<ListedEntry>& entries) {
     });
 }
 
-namespace {
-
-void append_escaped(std::string& out, char c) {
-    switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&#39;";
-            break;
-        default:
-            out.push_back(c);
-    }
-}
-
-}  // namespace
-
-std::string html_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) append_escaped(out, c);
-    return out;
-}
-
 void append_html_text(std::string& out, std::string_view text) {
     // A file name is bytes, the page UTF-8: a sequence that is not UTF-8 (Latin-1 names, a cut
     // code point) shows as U+FFFD, one per maximal bad part, as WHATWG's decoder does.
     size_t i = 0;
     while (i < text.size()) {
         if (static_cast<unsigned char>(text[i]) < 0x80) {
-            append_escaped(out, text[i++]);
+            append_html_escaped(out, text.substr(i++, 1));
             continue;
         }
         http::ws::Utf8Validator code_point;

@@ -59,8 +59,7 @@ void append_listing_head(std::string& out, std::string_view url_path);
 void append_listing_row(std::string& out, const ListedEntry& entry);
 void append_listing_end(std::string& out, size_t cut_at);
 
-// Helpers, public for the tests.
-std::string html_escape(std::string_view text);
+// Helpers, public for the tests (html_escape is rivet::html_escape, rivet/html.hpp).
 void append_html_text(std::string& out, std::string_view text);  // escaped, as UTF-8
 std::string percent_encode_path(std::string_view path);          // keeps '/' and unreserved bytes
 

@@ -1,4 +1,6 @@
 // MIME types and the directory listing's escaping.
+#include <rivet/html.hpp>
+
 #include <gtest/gtest.h>
 
 #include "app/static/directory_listing.hpp"
@@ -87,7 +89,7 @@ TEST(DirectoryListing, EscapesHostileNames) {
 }
 
 TEST(DirectoryListing, HelpersEncode) {
-    EXPECT_EQ(html_escape("<a href='x'>&\"</a>"),
+    EXPECT_EQ(rivet::html_escape("<a href='x'>&\"</a>"),
               "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
     EXPECT_EQ(percent_encode_path("a b/c?d#e%f"), "a%20b/c%3Fd%23e%25f");
     EXPECT_EQ(percent_encode_path("A-z_0.9~"), "A-z_0.9~");
