@@ -126,13 +126,29 @@ int main(int argc, char** argv) {
 
     // For scripts (and the tests): who is signed in, the token to send as X-CSRF-Token, a note
     // kept in the session, and a preference cookie set from the query.
-    app.get("/whoami", [](Request& req, Response& res) {
+    auto whoami = [](Request& req, Response& res) {
         rivet::Session& session = rivet::session(req);
         auto user = session.get("user");
         res.json({{"user", user ? nlohmann::json(*user) : nlohmann::json(nullptr)},
                   {"note", session.get("note").value_or("")},
                   {"new_session", session.is_new()}});
-    });
+    };
+    app.get("/whoami", whoami);
+    // The same on the worker pool (as a handler with CPU work would be): its session too.
+    app.get("/whoami-offloaded", whoami).offload();
+    // A WebSocket for signed-in visitors only: the session is read before the 101 (the
+    // handshake is a request like any other, behind the same middleware), and the socket greets
+    // its user by name.
+    app.ws("/ws/hello", {.on_upgrade =
+                             [](rivet::WebSocketUpgrade& upgrade) {
+                                 auto user = rivet::session(upgrade.request()).get("user");
+                                 if (!user) throw HttpError(401, "sign in first");
+                                 upgrade.data = *user;
+                             },
+                         .on_open =
+                             [](rivet::WebSocket& ws) {
+                                 ws.send("hello " + std::any_cast<std::string>(ws.data()));
+                             }});
     app.get("/csrf", [](Request& req, Response& res) {
         res.json({{"token", rivet::session(req).csrf_token()}});
     });
@@ -144,6 +160,21 @@ int main(int argc, char** argv) {
         }
         res.status(204);
     });
+    // The same note, its body read as a stream (for any size; the session's limits still hold):
+    // the session is there for a streamed body too, and CSRF takes its token from the header.
+    app.post("/note-stream",
+             [](Request& req, Response& res) -> rivet::Task<> {
+                 std::string note;
+                 rivet::BodyStream body = req.body_stream();
+                 while (auto piece = co_await body.next()) note += *piece;
+                 try {
+                     rivet::session(req).set("note", std::move(note));
+                 } catch (const std::length_error& e) {
+                     throw HttpError(413, "the note does not fit in the session cookie");
+                 }
+                 res.status(204);
+             })
+        .stream_body();
     app.get("/theme", [](Request& req, Response& res) {
         // A value that is no cookie-value (a space, ';') throws: a 500, never a broken field.
         res.cookie({.name = "theme",

@@ -163,6 +163,49 @@ def test_frozen_redis_answers_503_after_the_command_timeout(instances, redis):
              60, "the session to be served again")
 
 
+def test_a_websocket_handshake_behind_the_waiting_session_middleware(instances, redis):
+    """The handshake waits for Redis like any request, then upgrades: the session is read in
+    on_upgrade (a visitor not signed in is refused with 401), and the socket works; an
+    offloaded handler behind the same middleware sees the session."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+    [one] = instances(1)
+    http = requests.Session()
+    sign_in(http, one.url)
+    ws_url = f"ws://{one.host}:{one.port}/ws/hello"
+    with connect(ws_url, additional_headers={"Cookie": f"{COOKIE}={http.cookies[COOKIE]}"},
+                 open_timeout=TIMEOUT) as ws:
+        assert ws.recv(timeout=TIMEOUT) == "hello ada"
+    with pytest.raises(InvalidStatus) as refused:
+        connect(ws_url, open_timeout=TIMEOUT)
+    assert refused.value.response.status_code == 401
+    # The loop still serves plain requests after both, and an offloaded handler (on the
+    # worker pool, behind the same waiting middleware) sees the session too.
+    assert whoami(one.url, http.cookies[COOKIE])["user"] == "ada"
+    r = requests.get(one.url + "/whoami-offloaded", timeout=TIMEOUT,
+                     headers={"Cookie": f"{COOKIE}={http.cookies[COOKIE]}"})
+    assert r.status_code == 200 and r.json()["user"] == "ada", r.text
+
+
+def test_a_streamed_body_behind_the_waiting_session_middleware(instances, redis):
+    """A .stream_body() route behind the session kept in Redis: the body is read after the
+    session is loaded (chunked, in pieces, 3 MB), and what the handler writes is saved."""
+    [one] = instances(1)
+    http = requests.Session()
+    sign_in(http, one.url)
+    token = http.get(one.url + "/csrf", timeout=TIMEOUT).json()["token"]
+    note = "n" * (3 << 20)
+    r = http.post(one.url + "/note-stream", data=(note[i:i + 65536].encode()
+                                                 for i in range(0, len(note), 65536)),
+                  headers={"X-CSRF-Token": token}, timeout=TIMEOUT)
+    assert r.status_code == 204, r.text
+    assert whoami(one.url, http.cookies[COOKIE])["note"] == note
+    # Without the token: refused before the body is read, and the note stays.
+    r = http.post(one.url + "/note-stream", data=b"other", timeout=TIMEOUT)
+    assert r.status_code == 403, r.text
+    assert whoami(one.url, http.cookies[COOKIE])["note"] == note
+
+
 def test_memory_store_cookieless_visitors_store_nothing(rivet):
     """The same in memory: with room for 3 sessions, 10,000 cookieless reads and 1,000 form
     pages (each with a CSRF token) evict none."""
