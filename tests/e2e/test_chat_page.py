@@ -29,11 +29,11 @@ def chat_between_page_and_client(page, page_url, ws_url, ssl_context=None):
                   " && document.body.dataset.sse === 'open'")
     assert page.evaluate("document.body.dataset.wsUrl") == ws_url
 
-    with ws_connect(ws_url, ssl=ssl_context, open_timeout=10 * SLOW) as peer:
+    with ws_connect(ws_url, ssl=ssl_context, open_timeout=30 * SLOW) as peer:
         # The page sends through its form; the other client receives it.
         page.evaluate("document.getElementById('line').value = 'hello from the page';"
                       "document.getElementById('send-form').requestSubmit()")
-        assert peer.recv(timeout=10 * SLOW) == "hello from the page"
+        assert peer.recv(timeout=30 * SLOW) == "hello from the page"
         assert page.evaluate("document.getElementById('line').value") == ""
         # The other client answers; the page shows both lines, in order.
         peer.send('<b>hi</b> from "python"')
@@ -41,7 +41,7 @@ def chat_between_page_and_client(page, page_url, ws_url, ssl_context=None):
         assert lines(page, "messages") == ["hello from the page", '<b>hi</b> from "python"']
         # Text, not HTML: what others send never becomes markup.
         assert page.evaluate("document.querySelector('#messages b')") is None
-        assert peer.recv(timeout=10 * SLOW) == '<b>hi</b> from "python"'
+        assert peer.recv(timeout=30 * SLOW) == '<b>hi</b> from "python"'
 
     # The side panel: both lines as `chat` events from /events, and the stream's ticks.
     page.wait_for("[...document.querySelectorAll('#events .ev-chat')].length >= 2 &&"
