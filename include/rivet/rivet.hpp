@@ -15,9 +15,9 @@
 #include <rivet/form.hpp>
 #include <rivet/html.hpp>
 #include <rivet/http_client.hpp>
-#include <rivet/redis.hpp>
 #include <rivet/http_error.hpp>
 #include <rivet/middleware.hpp>
+#include <rivet/redis.hpp>
 #include <rivet/request.hpp>
 #include <rivet/request_id.hpp>
 #include <rivet/response.hpp>

@@ -22,8 +22,8 @@ void RateLimiter::resize(size_t max_clients) {
     size_t per = std::max<size_t>(kWindow, (max_clients + kShards - 1) / kShards);
     // All zero is every slot free (last_ns 0); calloc leaves the pages untouched (see .hpp).
     static_assert(std::is_trivially_copyable_v<Bucket> && std::is_trivially_destructible_v<Bucket>);
-    std::unique_ptr<Bucket, Free> table(static_cast<Bucket*>(std::calloc(per * kShards,
-                                                                         sizeof(Bucket))));
+    std::unique_ptr<Bucket, Free> table(
+        static_cast<Bucket*>(std::calloc(per * kShards, sizeof(Bucket))));
     if (!table) throw std::bad_alloc();
     for (unsigned i = 0; i < kShards; ++i) {
         std::lock_guard lock(shards_[i].mutex);
