@@ -18,6 +18,7 @@ constexpr unsigned char kVersion = 1;
 constexpr size_t kSaltBytes = 16;
 constexpr size_t kKeyBytes = 32;
 constexpr size_t kTagBytes = 16;
+static_assert(Sealer::kOverheadBytes == 1 + kSaltBytes + kTagBytes);
 // Each key seals one value, so one nonce serves all (see sealer.hpp).
 constexpr std::array<unsigned char, 12> kNonce{};
 // HKDF's info: keys for sealing cookies, of this format, and nothing else.

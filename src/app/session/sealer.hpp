@@ -19,6 +19,9 @@ public:
     // Throws std::invalid_argument for a secret under 32 bytes.
     explicit Sealer(std::string secret);
 
+    // Raw bytes a sealed value adds to its plaintext (before base64url): version, salt, tag.
+    static constexpr size_t kOverheadBytes = 1 + 16 + 16;
+
     // `purpose` is authenticated with the value (not sent), so a value sealed for one use does
     // not open for another. Throws std::runtime_error when OpenSSL fails or has no random bytes.
     std::string seal(std::string_view purpose, std::string_view plaintext) const;

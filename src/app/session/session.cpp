@@ -23,7 +23,7 @@ void Session::set(std::string key, std::string value) {
     if (limited) {
         const auto now = std::chrono::system_clock::now();
         const size_t bytes =
-            engine_->options.cookie_name.size() + 1 + engine_->encode({data_, now, now}).size();
+            engine_->options.cookie_name.size() + 1 + engine_->encoded_size({data_, now, now});
         if (bytes > engine_->options.max_cookie_bytes) {
             data_ = std::move(before);
             throw std::length_error("session: the data would make a cookie of " +

@@ -141,6 +141,15 @@ std::optional<SessionRecord> SessionEngine::decode(std::string_view cookie_value
     return record_from_text(*text);
 }
 
+size_t SessionEngine::encoded_size(const SessionRecord& record) const {
+    // base64url without padding: 4 digits per 3 bytes, and 2 or 3 for a last 1 or 2.
+    const auto b64 = [](size_t n) { return n / 3 * 4 + (n % 3 == 0 ? 0 : n % 3 + 1); };
+    const size_t text = record_text(record).size();
+    if (options.storage == SessionStorage::InEncryptedCookie)
+        return b64(app::Sealer::kOverheadBytes + text);
+    return b64(text) + 1 + b64(32);  // '.' and the HMAC-SHA256
+}
+
 bool SessionEngine::expired(const SessionRecord& record,
                             std::chrono::system_clock::time_point now) const {
     return now - record.last_seen >= options.idle_timeout ||

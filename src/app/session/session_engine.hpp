@@ -43,6 +43,9 @@ struct SessionEngine {
     // authenticated). And back: nullopt when tampered with, malformed or of the other kind.
     std::string encode(const SessionRecord& record) const;
     std::optional<SessionRecord> decode(std::string_view cookie_value) const;
+    // encode(record).size(), from the lengths alone: no MAC, no encryption (Session::set checks
+    // the limit on every write).
+    size_t encoded_size(const SessionRecord& record) const;
 
     // Whether a record is past idle_timeout or absolute_timeout at `now`.
     bool expired(const SessionRecord& record, std::chrono::system_clock::time_point now) const;

@@ -135,6 +135,12 @@ TEST(SessionEngine, EncryptedCookieRoundTripsHidesTheDataAndRefusesSignedOnes) {
     EXPECT_FALSE(signed_only.decode(value));
     EXPECT_FALSE(engine.verified_id(value));
     EXPECT_TRUE(engine.in_cookie() && signed_only.in_cookie());
+    // The size Session::set checks is the size sent, for every length of data, both kinds.
+    for (size_t n = 0; n < 40; ++n) {
+        const rivet::SessionRecord r{{{"k", std::string(n, 'v')}}, now, now};
+        EXPECT_EQ(engine.encoded_size(r), engine.encode(r).size()) << n;
+        EXPECT_EQ(signed_only.encoded_size(r), signed_only.encode(r).size()) << n;
+    }
     EXPECT_FALSE(rivet::detail::SessionEngine({.secret = kSecret}).in_cookie());
 }
 
