@@ -208,13 +208,14 @@ Value redis_password_file() {
         std::string password;
         if (!path.empty()) {
             std::ifstream in(path);
+            // The whole path: shown() would cut a long one to 60 characters.
+            const std::string named = "\"" + path + "\"";
             if (!in)
-                return "cannot read the Redis password from " + shown(value) + ": " +
-                       std::strerror(errno);
+                return "cannot read the Redis password from " + named + ": " + std::strerror(errno);
             if (!std::getline(in, password))
-                return "the Redis password file " + shown(value) + " is empty";
+                return "the Redis password file " + named + " is empty";
             if (!password.empty() && password.back() == '\r') password.pop_back();
-            if (password.empty()) return "the Redis password file " + shown(value) + " is empty";
+            if (password.empty()) return "the Redis password file " + named + " is empty";
         }
         c.redis_password_file = path;
         c.run.ops.rate_limit.redis_password = std::move(password);

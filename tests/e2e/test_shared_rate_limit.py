@@ -165,3 +165,13 @@ def test_bad_redis_settings_are_refused_at_start():
                            text=True, timeout=60)
         assert r.returncode == 2, (flag, value, r)
         assert says in r.stderr and value in r.stderr, r.stderr
+
+
+def test_an_empty_redis_password_file_is_refused_at_start(tmp_path):
+    import subprocess
+    from rivet_e2e import BIN
+    empty = tmp_path / "empty.pw"
+    empty.write_text("")
+    r = subprocess.run([str(BIN), "--rate-limit-redis-password-file", str(empty), "--port", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "is empty" in r.stderr and str(empty) in r.stderr, r
