@@ -16,7 +16,7 @@
 namespace rivet::engine {
 
 Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_storage& peer, bool tls)
-    : owner_(owner), fd_(fd), id_(id), accepted_ms_(owner.loop().now_ms()), tls_listener_(tls) {
+    : owner_(owner), id_(id), fd_(fd), tls_listener_(tls) {
     set_peer(peer);
     if (tls) {
         transport_ = std::make_unique<TlsTransport>(owner_, fd, owner_.config().tls);
@@ -26,7 +26,7 @@ Connection::Connection(IoThread& owner, int fd, uint64_t id, const sockaddr_stor
     }
     if (owner_.config().proxy_protocol) expect_proxy_header(peer);
     interest_ = net::kReadable;
-    if (stage_ != Stage::Session) arm_stage_timer();
+    if (stage_ != Stage::Session) arm_stage_timer(owner_.loop().now_ms());
 }
 
 Connection::~Connection() {
@@ -42,7 +42,7 @@ void Connection::start() {
     if (stage_ == Stage::ProxyHeader)
         read_proxy_header();
     else
-        begin_transport({});
+        begin_transport({}, owner_.loop().now_ms());
     if (stage_ == Stage::Closed) return;
     registered_ = true;
     owner_.loop().add(fd_, interest_, this);
@@ -85,7 +85,6 @@ void Connection::cancel_timer() {
 
 void Connection::on_io(uint32_t events) {
     IoThread::ConnectionEvent event(owner_);
-    retired_.reset();
     if (stage_ == Stage::Closed) return;
     if (events & net::kHangup) {
         // Both directions are gone (reset, or a lingering shutdown met the client's close):
@@ -96,6 +95,9 @@ void Connection::on_io(uint32_t events) {
         case Stage::Session:
             if (events & net::kWritable) session_->on_writable();
             if ((events & net::kReadable) && stage_ == Stage::Session) session_->on_readable();
+            return;
+        case Stage::Resting:
+            if (events & net::kReadable) wake();
             return;
         case Stage::Handshake:
             // Handshake messages the socket did not take go first.
@@ -115,12 +117,12 @@ void Connection::on_io(uint32_t events) {
     }
 }
 
-void Connection::arm_stage_timer() {
+void Connection::arm_stage_timer(uint64_t since_ms) {
     const auto& t = owner_.config().timeouts;
     // From the accept, whatever the client sends meanwhile: a slow header or handshake cannot
     // hold the connection past it.
     const uint64_t deadline =
-        accepted_ms_ + (stage_ == Stage::Handshake ? t.handshake_ms : t.header_ms);
+        since_ms + (stage_ == Stage::Handshake ? t.handshake_ms : t.header_ms);
     const uint64_t now = owner_.loop().now_ms();
     schedule(deadline > now ? deadline - now : 0);
 }
@@ -128,16 +130,18 @@ void Connection::arm_stage_timer() {
 void Connection::on_timeout() {
     IoThread::ConnectionEvent event(owner_);
     if (stage_ == Stage::Session) return session_->on_timeout();
-    // The PROXY header or the handshake took too long: close quietly, as nginx does.
+    // The idle timeout of a resting connection, or the PROXY header or the handshake took too
+    // long: close quietly, as nginx does.
     if (stage_ == Stage::Handshake) tls().count_failure(TlsFailure::Timeout);
     close_now();
 }
 
-void Connection::begin_transport(std::string_view input) {
+// `accepted_ms`: the handshake is timed from the accept, the PROXY header's time included.
+void Connection::begin_transport(std::string_view input, uint64_t accepted_ms) {
     if (!tls_listener_) return begin_session(input);
     stage_ = Stage::Handshake;
     if (!input.empty()) tls().prepend_input(input);
-    arm_stage_timer();
+    arm_stage_timer(accepted_ms);
     run_handshake();
 }
 
@@ -180,10 +184,27 @@ void Connection::begin_session(std::string_view input) {
 }
 
 void Connection::hand_off(std::unique_ptr<Session> next, std::string_view input) {
-    retired_ = std::move(session_);
+    owner_.retire(std::move(session_));
     session_ = std::move(next);
     cancel_timer();  // the old session's: the new one arms its own
     session_->start(input);
+}
+
+void Connection::rest() {
+    owner_.retire(std::move(session_));
+    stage_ = Stage::Resting;
+    LoopStats::bump(owner_.stats().idle_connections);
+    set_interest(net::kReadable);
+    schedule(owner_.config().timeouts.idle_ms);
+}
+
+// A resting connection's next bytes (or its EOF): a fresh session reads them. Its head's clock
+// starts now, at the first byte, as it would have in the old session.
+void Connection::wake() {
+    LoopStats::bump(owner_.stats().idle_connections, uint64_t(-1));
+    stage_ = Stage::Session;
+    session_ = std::make_unique<Http1Session>(*this);
+    session_->on_readable();
 }
 
 void Connection::complete(uint64_t sequence, Reply&& reply) {
@@ -198,14 +219,12 @@ bool Connection::admit_waiting_body() {
 
 void Connection::kicked() {
     IoThread::ConnectionEvent event(owner_);
-    retired_.reset();
     if (stage_ == Stage::Session) return session_->kicked();
     if (stage_ == Stage::Handshake) run_handshake();
 }
 
 void Connection::resume_stream(const StreamLink* link) {
     IoThread::ConnectionEvent event(owner_);
-    retired_.reset();
     if (stage_ == Stage::Session) session_->resume_stream(link);
 }
 
@@ -213,7 +232,12 @@ void Connection::close_when_idle() {
     IoThread::ConnectionEvent event(owner_);
     // A handshake or PROXY header in progress may finish: their timeouts bound them, as the
     // header timeout bounds a fresh connection's request.
-    if (stage_ == Stage::Session) session_->close_when_idle();
+    if (stage_ == Stage::Session) return session_->close_when_idle();
+    if (stage_ != Stage::Resting) return;
+    // A request may wait in the socket, unread because it came while the loop was busy:
+    // closing now would answer it with a RST. It is read and answered ("Connection: close").
+    if (transport_->unread_in_socket() > 0) return wake();
+    close_now();
 }
 
 void Connection::close_now() {
@@ -223,6 +247,7 @@ void Connection::close_now() {
     // write) is the client's doing.
     if (stage_ == Stage::Handshake) tls().count_failure(TlsFailure::PeerClosed);
     const bool had_session = stage_ == Stage::Session;
+    if (stage_ == Stage::Resting) LoopStats::bump(owner_.stats().idle_connections, uint64_t(-1));
     stage_ = Stage::Closed;
     owner_.loop().timers().cancel(*this);
     // Closing the socket drops its epoll registration only if no other process holds a copy:

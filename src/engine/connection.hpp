@@ -33,6 +33,11 @@ public:
         // that are not TLS end it (plain HTTP gets a plain-HTTP 400).
         Handshake,
         Session,  // session() speaks
+        // Between two HTTP/1.1 requests on a keep-alive connection, with nothing read or owed:
+        // no session is held (idle connections are most of a busy server's, and a session is
+        // twice the size of the rest), only the idle timer runs. The next readable event makes
+        // a new Http1Session, which reads as the old one would have.
+        Resting,
         Closed,   // the socket is closed; the object is freed at the end of the loop's turn
     };
 
@@ -61,9 +66,17 @@ public:
     void schedule(uint64_t ms);
     void cancel_timer();
     // The running session is done: `next` speaks from now on, starting with `input` (bytes
-    // the old session read past its last message). The old session is freed after the current
-    // event; it must return without touching the connection again.
+    // the old session read past its last message). The old session is freed at the end of the
+    // loop's turn; it must return without touching the connection again.
     void hand_off(std::unique_ptr<Session> next, std::string_view input);
+    // The HTTP/1.1 session has nothing read, nothing owed and nothing unsent after a request:
+    // the connection rests (Stage::Resting) with the idle timeout. The session is freed as by
+    // hand_off, and must return at once.
+    void rest();
+    // Requests served on this connection, whichever session served them (a resting connection
+    // keeps the count for max_requests_per_connection).
+    uint32_t requests_served() const { return requests_served_; }
+    void count_request() { ++requests_served_; }
 
     // --- for IoThread: tasks and the drain ---
     void complete(uint64_t sequence, Reply&& reply);
@@ -82,26 +95,35 @@ private:
     void expect_proxy_header(const sockaddr_storage& peer);
     void read_proxy_header();
     // The transport is ready for bytes: the handshake (TLS) or the session.
-    void begin_transport(std::string_view input);
+    void begin_transport(std::string_view input, uint64_t accepted_ms);
     void run_handshake();
     void refuse_plain_http();
     void begin_session(std::string_view input);
     TlsTransport& tls();
-    void arm_stage_timer();
+    // From `since_ms` (the accept), the stage's own timeout: header_ms or handshake_ms.
+    void arm_stage_timer(uint64_t since_ms);
+    void wake();  // Stage::Resting: a new HTTP/1.1 session reads
 
+    // Stage::ProxyHeader only: what was read of the header, and when the connection was
+    // accepted (the handshake after it is timed from then too).
+    struct ProxyHeaderRead {
+        std::string bytes;
+        uint64_t accepted_ms;
+    };
+
+    // Every idle connection holds all of this: keep it small (docs/BENCHMARKS.md, idle memory).
     IoThread& owner_;
-    int fd_;
     uint64_t id_;
-    Stage stage_ = Stage::Session;
     std::unique_ptr<Transport> transport_;
-    std::unique_ptr<Session> session_;
-    std::unique_ptr<Session> retired_;  // handed off during this event: freed at the next
-    uint64_t accepted_ms_;
-    const bool tls_listener_;   // the transport is TLS: the handshake comes before the session
-    std::string proxy_header_;  // the part of a PROXY header read so far
-    uint8_t interest_ = 0;      // what the loop is asked to report (once registered_)
-    bool registered_ = false;   // in the loop's epoll set: start() may finish without it
-    uint8_t peer_family_ = 0;   // the peer's address, compact (no sockaddr_storage per connection)
+    std::unique_ptr<Session> session_;  // none while Resting
+    std::unique_ptr<ProxyHeaderRead> proxy_header_;
+    int fd_;
+    uint32_t requests_served_ = 0;
+    Stage stage_ = Stage::Session;
+    const bool tls_listener_;  // the transport is TLS: the handshake comes before the session
+    uint8_t interest_ = 0;     // what the loop is asked to report (once registered_)
+    bool registered_ = false;  // in the loop's epoll set: start() may finish without it
+    uint8_t peer_family_ = 0;  // the peer's address, compact (no sockaddr_storage per connection)
     uint8_t peer_bytes_[16] = {};
 };
 

@@ -26,8 +26,10 @@ void Connection::set_peer(const sockaddr_storage& peer) {
 }
 
 void Connection::expect_proxy_header(const sockaddr_storage& peer) {
-    if (owner_.config().proxy_trusted.contains(net::IpAddress::of(peer)))
-        stage_ = Stage::ProxyHeader;  // timed as a request head: from the accept, header_ms
+    if (!owner_.config().proxy_trusted.contains(net::IpAddress::of(peer))) return;
+    stage_ = Stage::ProxyHeader;  // timed as a request head: from the accept, header_ms
+    proxy_header_ = std::make_unique<ProxyHeaderRead>();
+    proxy_header_->accepted_ms = owner_.loop().now_ms();
 }
 
 // Stage::ProxyHeader: reads what the peer sent first, raw, whatever the transport. The header is
@@ -36,8 +38,8 @@ void Connection::expect_proxy_header(const sockaddr_storage& peer) {
 // an answer: what follows is not known to be HTTP, or TLS.
 void Connection::read_proxy_header() {
     char* buf = owner_.read_buffer();
-    const size_t have = proxy_header_.size();
-    std::memcpy(buf, proxy_header_.data(), have);
+    const size_t have = proxy_header_->bytes.size();
+    std::memcpy(buf, proxy_header_->bytes.data(), have);
     const ssize_t n = ::read(fd_, buf + have, IoThread::kReadBufferSize - have);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_now();
     if (n < 0) return;
@@ -46,7 +48,7 @@ void Connection::read_proxy_header() {
     size_t used = 0;
     switch (h.kind) {
         case net::ProxyHeader::Kind::Incomplete:
-            proxy_header_.assign(buf, len);  // at most net::kMaxProxyHeader bytes
+            proxy_header_->bytes.assign(buf, len);  // at most net::kMaxProxyHeader bytes
             return;
         case net::ProxyHeader::Kind::Invalid:
             LoopStats::bump(owner_.stats().proxy_refused);
@@ -58,8 +60,9 @@ void Connection::read_proxy_header() {
             used = h.consumed;
             break;
     }
-    std::string().swap(proxy_header_);
-    begin_transport({buf + used, len - used});
+    const uint64_t accepted_ms = proxy_header_->accepted_ms;
+    proxy_header_.reset();
+    begin_transport({buf + used, len - used}, accepted_ms);
 }
 
 }  // namespace rivet::engine

@@ -41,6 +41,7 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
         loop_.add(listeners_[i].fd, net::kReadable, &listeners_[i]);
     }
     loop_.on_turn_end([this] {
+        retired_sessions_.clear();  // before the connections they served
         for (Connection* c : graveyard_) delete c;
         graveyard_.clear();
     });
@@ -51,6 +52,7 @@ IoThread::~IoThread() {
     loop_.timers().cancel(drain_timer_);  // they are destroyed before the loop's wheel
     loop_.timers().cancel(accept_retry_);
     loop_.timers().cancel(tick_);
+    retired_sessions_.clear();
     // Undrained connections (a loop that never ran): their sockets close with them.
     for (Connection* c : by_fd_) delete c;  // their transports close the sockets
     for (Connection* c : graveyard_) delete c;

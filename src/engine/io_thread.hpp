@@ -20,6 +20,7 @@
 #include "engine/exchange.hpp"
 #include "engine/loop_stats.hpp"
 #include "engine/server_config.hpp"
+#include "engine/session.hpp"
 #include "engine/stream.hpp"
 #include "http/response_writer.hpp"
 #include "net/loop.hpp"
@@ -93,6 +94,9 @@ public:
     std::span<http::Header> header_storage() { return headers_; }
 
     void connection_closed(Connection* c);
+    // A session a connection let go of (handed off, or resting) while it may still be on the
+    // stack: freed at the end of the turn.
+    void retire(std::unique_ptr<Session> session) { retired_sessions_.push_back(std::move(session)); }
     // Delivers a deferred response (runs on this thread): posted from another thread, or in
     // place when completed on this one outside any connection's event.
     void deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply);
@@ -159,6 +163,7 @@ private:
 
     std::vector<Connection*> by_fd_;      // live connections, indexed by fd
     std::vector<Connection*> graveyard_;  // closed this turn, deleted at its end
+    std::vector<std::unique_ptr<Session>> retired_sessions_;  // retire(): freed at the turn's end
     size_t open_ = 0;
     unsigned connection_events_ = 0;  // ConnectionEvents on the stack now
     size_t max_open_;

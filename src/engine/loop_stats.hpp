@@ -126,6 +126,7 @@ struct ServerStats {
     uint64_t accepted = 0;
     uint64_t requests = 0;
     uint64_t open_connections = 0;
+    uint64_t idle_connections = 0;    // keep-alive connections resting between requests
     uint64_t bytes_in = 0;            // read from client sockets
     uint64_t bytes_out = 0;           // written to them (sendfile included)
     uint64_t bodies_waiting = 0;      // connections whose buffered body waits for the body budget
@@ -144,6 +145,7 @@ struct ServerStats {
         accepted += o.accepted;
         requests += o.requests;
         open_connections += o.open_connections;
+        idle_connections += o.idle_connections;
         bytes_in += o.bytes_in;
         bytes_out += o.bytes_out;
         bodies_waiting += o.bodies_waiting;
@@ -179,6 +181,7 @@ struct LoopStats {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> requests{0};
     std::atomic<uint64_t> open_connections{0};
+    std::atomic<uint64_t> idle_connections{0};  // a gauge: Connection::Stage::Resting
     std::atomic<uint64_t> bytes_in{0};
     std::atomic<uint64_t> bytes_out{0};
     std::atomic<uint64_t> cancelled{0};
@@ -216,6 +219,7 @@ struct LoopStats {
         s.accepted = accepted.load(r);
         s.requests = requests.load(r);
         s.open_connections = open_connections.load(r);
+        s.idle_connections = idle_connections.load(r);
         s.bytes_in = bytes_in.load(r);
         s.bytes_out = bytes_out.load(r);
         s.bodies_waiting = bodies_waiting.load(r);

@@ -191,6 +191,11 @@ std::string prometheus_text(const Snapshot& s) {
     line(out, "# HELP rivet_connections_open Client connections open now.");
     line(out, "# TYPE rivet_connections_open gauge");
     sample(out, "rivet_connections_open", s.serving.traffic.open_connections);
+    line(out,
+         "# HELP rivet_connections_idle Keep-alive connections idle between requests (of those "
+         "open).");
+    line(out, "# TYPE rivet_connections_idle gauge");
+    sample(out, "rivet_connections_idle", s.serving.traffic.idle_connections);
     line(out, "# HELP rivet_connections_accepted_total Client connections accepted.");
     line(out, "# TYPE rivet_connections_accepted_total counter");
     sample(out, "rivet_connections_accepted_total", s.serving.traffic.accepted);
@@ -328,6 +333,7 @@ std::string status_json(const Snapshot& s) {
     j["latency_counts"] = t.latency;  // per bucket, the last is +Inf
     j["latency_sum_us"] = t.latency_sum_us;
     j["connections"] = s.serving.traffic.open_connections;
+    j["idle_connections"] = s.serving.traffic.idle_connections;
     j["accepted"] = s.serving.traffic.accepted;
     j["bytes_in"] = s.serving.traffic.bytes_in;
     j["bytes_out"] = s.serving.traffic.bytes_out;

@@ -138,6 +138,7 @@ private:
     bool input_waiting() const { return !in_.empty() || conn_.transport().input_pending(); }
     void close_now() { conn_.close_now(); }
     bool idle() const;  // nothing read, nothing owed: safe to close during a drain
+    bool may_rest() const;  // after_flush(): the connection can rest without this session
 
     // Reading (session_read.cpp).
     void on_peer_eof();
@@ -242,7 +243,6 @@ private:
     Pace pace_;                      // Body, Stream: the body's minimum rate
     SendPace send_pace_;             // while sending(): how fast the client takes its answers
     uint64_t output_charged_ = 0;    // what the BodyBudget holds for this connection's output
-    uint32_t served_ = 0;
     uint8_t body_pieces_this_flush_ = 0;
     // Facts about the socket, whatever the phase.
     bool peer_eof_ = false;         // the client will send nothing more

@@ -29,7 +29,7 @@ http::Framing Http1Session::framing_for(const http::RequestHead& head, bool clos
         head.keep_alive && !close_requested &&
         (switching ||
          (!(owner_.winding_down() && !input_follows_) &&
-          !(limits.max_requests_per_connection && served_ >= limits.max_requests_per_connection)));
+          !(limits.max_requests_per_connection && conn_.requests_served() >= limits.max_requests_per_connection)));
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 

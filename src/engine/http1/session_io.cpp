@@ -131,8 +131,20 @@ void Http1Session::after_flush() {
     }
     if (phase_ == Phase::Paused && !should_pause()) return resume_reading();
     if (phase_ == Phase::Head && should_pause()) phase_ = Phase::Paused;
+    if (may_rest()) {
+        phase_ = Phase::Closed;  // to itself: the connection goes on without it
+        return conn_.rest();
+    }
     update_interest();
     arm_timer();
+}
+
+// Between two requests with nothing in hand, the connection needs no session until the next
+// byte (Connection::Stage::Resting): not inside a read that serves more, and not when the
+// session must remember something of this connection (the client's EOF, dropped input).
+bool Http1Session::may_rest() const {
+    return phase_ == Phase::Head && !serving_ && conn_.requests_served() > 0 && idle() &&
+           !upload_ && !peer_eof_ && !discarded_input_ && !conn_.transport().peer_closed();
 }
 
 void Http1Session::update_interest() {
@@ -182,7 +194,7 @@ void Http1Session::arm_timer() {
     }
     if (owes()) return conn_.cancel_timer();
     if (phase_ == Phase::Body) return arm_body_timer(now);
-    if (in_.empty() && served_ > 0) return conn_.schedule(cfg.idle_ms);  // may rest
+    if (in_.empty() && conn_.requests_served() > 0) return conn_.schedule(cfg.idle_ms);  // may rest
     // A fresh connection owes us a request head. The head's clock does not restart with each
     // byte, or a slow sender could hold us forever.
     uint64_t deadline = head_started_ms_ + cfg.header_ms;
@@ -330,7 +342,7 @@ void Http1Session::close_when_idle() {
         end_reading();
         return flush();
     }
-    if (!idle() || served_ == 0) return;
+    if (!idle() || conn_.requests_served() == 0) return;
     // Idle to us, but a request may wait in the socket, unread because it arrived while the
     // loop was busy: closing now would answer it with a RST. Read it as any read would; it is
     // answered with "Connection: close" and after_flush() closes. Half a head waits for the

@@ -123,7 +123,7 @@ void Http1Session::on_readable() {
     if (phase_ == Phase::Closed) return;
     // A new head's clock starts with its first byte; a fresh connection's runs from the accept,
     // so that one idle connection cannot wait twice as long.
-    keep_unused(buf, used, total, used > 0 || (have == 0 && served_ > 0));
+    keep_unused(buf, used, total, used > 0 || (have == 0 && conn_.requests_served() > 0));
     flush();
     // A TLS close_notify read with the bytes is not announced again.
     if (phase_ != Phase::Closed && transport.peer_closed()) on_peer_eof();
@@ -160,7 +160,7 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
         pos = feed_upload(data, len);
     while (pos < len && phase_ == Phase::Head) {
         // h2c by prior knowledge: a connection's first bytes are HTTP/2's preface.
-        if (served_ == 0 && pos == 0 && data[0] == 'P' && owner_.config().http2.enabled &&
+        if (conn_.requests_served() == 0 && pos == 0 && data[0] == 'P' && owner_.config().http2.enabled &&
             begins_http2({data, len}))
             break;
         if (should_pause()) {
@@ -291,7 +291,7 @@ void Http1Session::keep_unused(const char* data, size_t used, size_t len, bool h
 
 void Http1Session::dispatch(const http::RequestHead& head, std::string_view body,
                             BodyStream* stream) {
-    ++served_;
+    conn_.count_request();
     LoopStats::bump(owner_.stats().requests);
     struct Forget {
         bool& follows;
