@@ -55,6 +55,10 @@ public:
 
     explicit Http1Session(Connection& connection);
     ~Http1Session() override;
+    // From a per-thread stack of freed blocks (session_blocks.cpp): sessions come and go with
+    // every idle period of a keep-alive connection.
+    static void* operator new(size_t size);
+    static void operator delete(void* block, size_t size);
     // Instead of reading: answers `status` and closes (plain HTTP on the TLS port).
     void refuse(int status, const char* reason);
 
