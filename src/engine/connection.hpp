@@ -38,7 +38,7 @@ public:
         // twice the size of the rest), only the idle timer runs. The next readable event makes
         // a new Http1Session, which reads as the old one would have.
         Resting,
-        Closed,   // the socket is closed; the object is freed at the end of the loop's turn
+        Closed,  // the socket is closed; the object is freed at the end of the loop's turn
     };
 
     // `tls`: accepted on a TLS listener (the loop's config().tls is the context).

@@ -96,7 +96,9 @@ public:
     void connection_closed(Connection* c);
     // A session a connection let go of (handed off, or resting) while it may still be on the
     // stack: freed at the end of the turn.
-    void retire(std::unique_ptr<Session> session) { retired_sessions_.push_back(std::move(session)); }
+    void retire(std::unique_ptr<Session> session) {
+        retired_sessions_.push_back(std::move(session));
+    }
     // Delivers a deferred response (runs on this thread): posted from another thread, or in
     // place when completed on this one outside any connection's event.
     void deliver(int fd, uint64_t connection_id, uint64_t sequence, Reply&& reply);

@@ -174,3 +174,31 @@ def test_an_http2_client_below_the_minimum_send_rate_is_reset(rivet):
         got, closed = read_at(c.sock, 1024, 0.1, 60 * 200_000)
     assert closed, f"still open after {got} bytes"
     assert srv.get("/hello").status == 200
+
+
+def test_http2_answers_held_by_a_closed_window_pause_new_streams(rivet, tmp_path):
+    # A client that opens 40 streams for a 60 KB file (served from memory) with every stream
+    # window at 0 receives the answers' HEADERS but none of their bodies, which wait in the
+    # server. Those bodies count as unsent output; past the connection's output limit (1 MiB)
+    # the rest of the requests wait undispatched, as HTTP/1.1 stops reading. Opening the windows
+    # lets all 40 through, whole and in full.
+    from h2_frames import h2c
+    from hyperframe.frame import SettingsFrame, WindowUpdateFrame
+    root = tmp_path / "www"
+    root.mkdir()
+    body = bytes(range(256)) * 234  # 59,904 bytes: below the 64 KiB kept in memory
+    (root / "piece.bin").write_bytes(body)
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--write-timeout", "600",
+                      "--min-send-rate", "0"), root=root)
+    with h2c(srv, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}) as c:
+        ids = [c.request("/piece.bin") for _ in range(40)]
+        held = wait_for_gauge(srv, "rivet_unsent_output_bytes", lambda v: v > 900_000)
+        assert held > 900_000, held
+        samples = [gauge(srv, "rivet_unsent_output_bytes") for _ in range(40)]
+        assert max(samples) <= (1 << 20) + 2 * len(body), samples
+        c.send_frames([SettingsFrame(0, {SettingsFrame.INITIAL_WINDOW_SIZE: 2**31 - 1}),
+                       WindowUpdateFrame(0, 2**31 - 1 - 65535)])
+        for sid in ids:
+            headers, got = c.response(sid, timeout=DEADLINE)
+            assert headers[":status"] == "200" and got == body, (sid, headers, len(got))
+    assert wait_for_gauge(srv, "rivet_unsent_output_bytes", lambda v: v == 0) == 0

@@ -141,7 +141,7 @@ private:
     // Input read and not yet served: unfinished bytes, or part of a TLS record.
     bool input_waiting() const { return !in_.empty() || conn_.transport().input_pending(); }
     void close_now() { conn_.close_now(); }
-    bool idle() const;  // nothing read, nothing owed: safe to close during a drain
+    bool idle() const;      // nothing read, nothing owed: safe to close during a drain
     bool may_rest() const;  // after_flush(): the connection can rest without this session
 
     // Reading (session_read.cpp).

@@ -25,11 +25,10 @@ http::Framing Http1Session::framing_for(const http::RequestHead& head, bool clos
     // A hand-off (a 101) ends HTTP/1.1 on the connection whatever the server's own reasons to
     // end it (the lame duck, the requests a connection may make): the next protocol has its own
     // way to end. Only the client's "close" (or the handler's) stops it.
-    bool keep =
-        head.keep_alive && !close_requested &&
-        (switching ||
-         (!(owner_.winding_down() && !input_follows_) &&
-          !(limits.max_requests_per_connection && conn_.requests_served() >= limits.max_requests_per_connection)));
+    bool keep = head.keep_alive && !close_requested &&
+                (switching || (!(owner_.winding_down() && !input_follows_) &&
+                               !(limits.max_requests_per_connection &&
+                                 conn_.requests_served() >= limits.max_requests_per_connection)));
     return {head.method == http::Method::Head, keep, head.version_minor};
 }
 

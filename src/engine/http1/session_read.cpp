@@ -160,8 +160,8 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
         pos = feed_upload(data, len);
     while (pos < len && phase_ == Phase::Head) {
         // h2c by prior knowledge: a connection's first bytes are HTTP/2's preface.
-        if (conn_.requests_served() == 0 && pos == 0 && data[0] == 'P' && owner_.config().http2.enabled &&
-            begins_http2({data, len}))
+        if (conn_.requests_served() == 0 && pos == 0 && data[0] == 'P' &&
+            owner_.config().http2.enabled && begins_http2({data, len}))
             break;
         if (should_pause()) {
             phase_ = Phase::Paused;  // after_flush resumes with what is left in in_

@@ -47,9 +47,10 @@ Http2Session::~Http2Session() {
     if (output_charged_) owner_.budget().charge_output(output_charged_, 0);
 }
 
-// Unsent frames count against the body budget as an HTTP/1.1 connection's output does.
+// Unsent frames and held answers count against the body budget as an HTTP/1.1 connection's
+// output does.
 void Http2Session::charge_output() {
-    const uint64_t now = phase_ == Phase::Closed ? 0 : out_.size() - out_sent_;
+    const uint64_t now = phase_ == Phase::Closed ? 0 : output_held();
     if (now == output_charged_) return;
     owner_.budget().charge_output(output_charged_, now);
     output_charged_ = now;
@@ -133,6 +134,7 @@ void Http2Session::feed(const char* data, size_t len) {
 // Requests completed by the input run now, outside nghttp2's callbacks: a handler may answer at
 // once (submitting frames), defer, or ask for its body.
 void Http2Session::after_input() {
+    dispatch_held_back();  // before the requests that came after them
     // run_ready never marks more (only nghttp2's callbacks do): the list is stable meanwhile.
     for (size_t i = 0; i < ready_.size(); ++i)
         if (Http2Stream* s = stream(ready_[i])) s->run_ready();
@@ -226,7 +228,23 @@ void Http2Session::flush() {
         }
     }
     reap();
+    // What the client took made room for requests held back: they run after the other
+    // connections' turn, as more input would.
+    if (!held_back_.empty() && !output_full()) kick();
     after_flush();
+}
+
+bool Http2Session::output_full() const {
+    return output_held() > owner_.config().limits.output_high_water;
+}
+
+void Http2Session::dispatch_held_back() {
+    if (held_back_.empty() || output_full()) return;
+    std::vector<int32_t> waiting;
+    waiting.swap(held_back_);
+    // A stream that finds the output full again goes back to held_back_, in the same order.
+    for (int32_t id : waiting)
+        if (Http2Stream* s = stream(id)) s->run_ready();
 }
 
 void Http2Session::after_flush() {

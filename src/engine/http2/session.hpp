@@ -80,6 +80,16 @@ public:
     void protocol_error();
     void stream_closed(int32_t id, uint32_t error_code);
     void mark_ready(Http2Stream& s) { ready_.push_back(s.id()); }
+    // Answer bodies the streams hold (bytes, not files or producers) until the client's windows
+    // let them go: they count with the unsent frames, against the body budget and against the
+    // connection's output limit.
+    void hold_answer(uint64_t bytes) { answers_held_ += bytes; }
+    void release_answer(uint64_t bytes) { answers_held_ -= bytes; }
+    // Past output_high_water, a complete request waits undispatched (held_back_) until the
+    // client takes enough of what it was sent: HTTP/1.1's Paused, stream by stream. Reading
+    // goes on (the client's WINDOW_UPDATEs are what frees the output).
+    bool output_full() const;
+    void hold_back(Http2Stream& s) { held_back_.push_back(s.id()); }
     // Abuse: GOAWAY ENHANCE_YOUR_CALM, counted by kind; the connection ends.
     void calm_down(Http2Abuse kind);
     bool frame_allowed(Http2Abuse kind);  // within the per-second bound of its kind
@@ -109,7 +119,9 @@ private:
     void reap();
     void close_now() { conn_.close_now(); }
     bool unsent() const { return out_sent_ < out_.size() || conn_.transport().backlog(); }
-    void charge_output();  // the BodyBudget holds what out_ has not sent (output_charged_)
+    uint64_t output_held() const { return out_.size() - out_sent_ + answers_held_; }
+    void charge_output();       // the BodyBudget holds output_held() (output_charged_)
+    void dispatch_held_back();  // in order, while the output has room
 
     Connection& conn_;
     IoThread& owner_;
@@ -119,7 +131,9 @@ private:
     std::vector<int32_t> ids_;                           // their ids, in the same order
     std::vector<std::unique_ptr<Http2Stream>> retired_;  // closed during this turn
     std::vector<int32_t> ready_;                         // completed by the last input
-    std::string out_;  // frames the socket did not take (empty while it keeps up)
+    std::vector<int32_t> held_back_;  // complete requests waiting for the output to drain
+    uint64_t answers_held_ = 0;       // hold_answer()
+    std::string out_;                 // frames the socket did not take (empty while it keeps up)
     size_t out_sent_ = 0;
     uint64_t output_charged_ = 0;
     SendPace send_pace_;  // while output waits: how fast the client takes it

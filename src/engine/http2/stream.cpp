@@ -122,7 +122,9 @@ void Http2Stream::run_ready() {
         return refuse(413, "content too large");
     }
     if (upload_) return deliver_upload();
-    if (input_ == Input::Complete && !dispatched_) dispatch();
+    if (input_ != Input::Complete || dispatched_) return;
+    if (session_->output_full()) return session_->hold_back(*this);
+    dispatch();
 }
 
 // The header list is complete: the head is built and the application plans its body, as

@@ -67,6 +67,7 @@ void Http2Stream::submit_fields(bool with_body) {
     source.read_callback = http2_body_reader();
     if (nghttp2_submit_response(session_->ng(), id_, f.list(), f.size(),
                                 with_body ? &source : nullptr) != 0) {
+        if (body_kind_ == Body::Bytes) session_->release_answer(out_.size() - out_offset_);
         body_kind_ = Body::None;
         nghttp2_submit_rst_stream(session_->ng(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
     }
@@ -102,6 +103,7 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
                 else
                     out_.assign(h.body);
                 out_offset_ = 0;
+                session_->hold_answer(out_.size());
             }
             break;
         case Kind::Sized:
@@ -139,6 +141,7 @@ void Http2Stream::submit_simple(int status, std::string_view body, std::string_v
             body_kind_ = Body::Bytes;
             out_.assign(body);
             out_offset_ = 0;
+            session_->hold_answer(out_.size());
         }
     }
     submit_fields(body_kind_ != Body::None);
@@ -155,9 +158,11 @@ ssize_t Http2Stream::read_body(uint8_t* buf, size_t length, uint32_t* flags) {
             const size_t n = std::min(length, out_.size() - out_offset_);
             std::memcpy(buf, out_.data() + out_offset_, n);
             out_offset_ += n;
+            session_->release_answer(n);
             if (out_offset_ == out_.size()) {
                 end_body(flags);
                 std::string().swap(out_);
+                out_offset_ = 0;
             }
             return ssize_t(n);
         }
@@ -280,6 +285,11 @@ void Http2Stream::closed(uint32_t) {
     }
     drop_producer();
     release_budget();
+    if (body_kind_ == Body::Bytes) {  // what the client never took
+        session_->release_answer(out_.size() - out_offset_);
+        std::string().swap(out_);
+        out_offset_ = 0;
+    }
 }
 
 }  // namespace rivet::engine
