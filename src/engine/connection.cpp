@@ -201,9 +201,9 @@ void Connection::rest() {
 // A resting connection's next bytes (or its EOF): a fresh session reads them. Its head's clock
 // starts now, at the first byte, as it would have in the old session.
 void Connection::wake() {
+    session_ = std::make_unique<Http1Session>(*this);
     LoopStats::bump(owner_.stats().idle_connections, uint64_t(-1));
     stage_ = Stage::Session;
-    session_ = std::make_unique<Http1Session>(*this);
     session_->on_readable();
 }
 

@@ -41,7 +41,12 @@ IoThread::IoThread(unsigned index, const ServerConfig& config, Application& app,
         loop_.add(listeners_[i].fd, net::kReadable, &listeners_[i]);
     }
     loop_.on_turn_end([this] {
-        retired_sessions_.clear();  // before the connections they served
+        // Before the connections they served; one by one, as a session's destructor could end
+        // in another retire().
+        while (!retired_sessions_.empty()) {
+            std::unique_ptr<Session> gone = std::move(retired_sessions_.back());
+            retired_sessions_.pop_back();
+        }
         for (Connection* c : graveyard_) delete c;
         graveyard_.clear();
     });

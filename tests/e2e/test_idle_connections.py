@@ -55,6 +55,25 @@ def test_idle_connections_are_counted_and_served_again(rivet):
     wait_for(lambda: idle_gauge(srv) == 0, timeout=30, what="no idle connection")
 
 
+def test_connections_rest_after_a_large_file_and_a_streamed_answer(rivet, tmp_path):
+    # Both pause reading while their body leaves (Paused); once it has, the connection rests as
+    # after any other answer.
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "big.bin").write_bytes(b"x" * 8_000_000)
+    srv = rivet(args=("--threads", "1"), root=root)
+    with srv.connect() as c:
+        c.send(build_request("GET", "/big.bin"))
+        r = c.read_response()
+        assert r.status == 200 and len(r.body) == 8_000_000, r
+        wait_for(lambda: idle_gauge(srv) == 1, timeout=30, what="idle after a large file")
+        c.send(build_request("GET", "/stream/waiting?parts=3&ms=10"))
+        r = c.read_response()
+        assert r.status == 200 and r.body, r
+        wait_for(lambda: idle_gauge(srv) == 1, timeout=30, what="idle after a streamed answer")
+        hello(c)
+
+
 def test_request_count_goes_on_across_idle_periods(rivet):
     srv = rivet(args=("--max-requests-per-connection", "3"))
     with srv.connect() as c:

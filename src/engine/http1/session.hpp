@@ -177,7 +177,6 @@ private:
     bool answers_owed_before_upload() const;
     void end_reading();
     bool should_pause() const;
-    void resume_reading();
 
     // Answering, in order (session_answer.cpp).
     // `switching`: the answer hands the connection over (Reply::then).

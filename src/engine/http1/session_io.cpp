@@ -129,7 +129,12 @@ void Http1Session::after_flush() {
         send_continue();
         return flush();
     }
-    if (phase_ == Phase::Paused && !should_pause()) return resume_reading();
+    if (phase_ == Phase::Paused && !should_pause()) {
+        // Buffered requests are not announced again by epoll: served now. With none, the
+        // connection reads again, or rests (below) after a large file or a stream.
+        phase_ = Phase::Head;
+        if (!in_.empty()) return serve_buffered();
+    }
     if (phase_ == Phase::Head && should_pause()) phase_ = Phase::Paused;
     if (may_rest()) {
         phase_ = Phase::Closed;  // to itself: the connection goes on without it

@@ -345,14 +345,6 @@ bool Http1Session::should_pause() const {
            (pending_ && pending_->slots.size() >= owner_.config().limits.max_pipelined);
 }
 
-// Buffered requests are not announced again by epoll: serve them when the reason to pause ends.
-void Http1Session::resume_reading() {
-    phase_ = Phase::Head;
-    if (!in_.empty()) return serve_buffered();
-    update_interest();
-    arm_timer();
-}
-
 // Serves what in_ holds (input read earlier), then flushes.
 void Http1Session::serve_buffered() {
     const size_t len = in_.size();
