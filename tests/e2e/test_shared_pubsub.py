@@ -157,7 +157,8 @@ def test_redis_stopped_mid_run_then_back(rivet, redis):
             sender.ws.send(m)
         # Delivered on the publishing instance only, and counted there as not shared.
         wait_for(lambda: sender.got("down-") == down, timeout=30, what="local delivery")
-        wait_for(lambda: metric(one, "rivet_pubsub_redis_unshared_total") == 20, timeout=30,
+        # (A probe whose PUBLISH was still out when Redis stopped counts too.)
+        wait_for(lambda: metric(one, "rivet_pubsub_redis_unshared_total") >= 20, timeout=30,
                  what="the unshared count")
         assert one.alive() and two.alive()
 
