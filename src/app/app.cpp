@@ -201,14 +201,7 @@ uint16_t App::start(const RunOptions& options) {
     }
     // Pub/sub: each loop delivers to its own subscribers (app/websocket/topics.hpp).
     Impl* impl = impl_.get();
-    impl_->topics = std::make_unique<app::Topics>(impl_->server->threads(),
-                                                  [impl](unsigned i, std::function<void()> task) {
-                                                      impl->server->loop(i).post(std::move(task));
-                                                  });
-    for (auto& route : impl_->websocket_routes) {
-        route->topics = impl_->topics.get();
-        route->ops = impl_->ops.get();
-    }
+    app::TopicInterest::Report report;
     if (pubsub_redis) {  // before the loops run: the relay's connection joins loop 0
         std::vector<net::Loop*> relay_loops;
         for (unsigned i = 0; i < impl_->server->threads(); ++i)
@@ -218,8 +211,24 @@ uint16_t App::start(const RunOptions& options) {
             [impl](std::string_view topic, std::string_view message, MessageKind kind) {
                 impl->deliver_locally(topic, message, kind);
             });
-        impl_->relay->start();
+        // The holders' first and last subscribers make the relay's subscriptions. The relay
+        // goes before the WebSockets that stop() closes, whose reports then go nowhere.
+        report = [impl](std::string_view topic, app::TopicInterest::Change change) {
+            if (impl->relay) impl->relay->interest(topic, change);
+        };
+        impl_->stream_topics.report_to(report);
     }
+    impl_->topics = std::make_unique<app::Topics>(
+        impl_->server->threads(),
+        [impl](unsigned i, std::function<void()> task) {
+            impl->server->loop(i).post(std::move(task));
+        },
+        std::move(report));
+    for (auto& route : impl_->websocket_routes) {
+        route->topics = impl_->topics.get();
+        route->ops = impl_->ops.get();
+    }
+    if (impl_->relay) impl_->relay->start();
     impl_->loops->set_metrics(&impl_->ops->metrics());
     if (impl_->admin_server) impl_->admin_server->start();
     impl_->server->start();

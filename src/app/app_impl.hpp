@@ -112,6 +112,9 @@ struct App::Impl final : engine::Application, app::AsyncAnswers {
     void serve(engine::Exchange& ex) override;
     void on_tick(unsigned loop) override {
         for (auto& m : mounts) m->sweep(loop);  // cached files idle past their TTL close
+        // Closed event streams are forgotten within a second, and their topics' shared
+        // subscriptions end with them (app/websocket/stream_topics.hpp).
+        if (loop == 0) stream_topics.sweep();
     }
     void on_protocol_error(unsigned loop, const engine::PeerIp& peer, int status) override {
         ops->protocol_error(loop, peer, status);

@@ -163,33 +163,47 @@ void Connection::command(std::span<const std::string_view> args, ReplyFn done) {
     arm_reply_timer();
 }
 
-void Connection::psubscribe(std::string_view pattern, ReplyFn each) {
-    on_push_ = std::make_shared<ReplyFn>(std::move(each));
-    if (!open()) {
-        // Posted, as command()'s: the caller is never called back from inside its own call.
-        loop_.post([fn = on_push_, alive = std::weak_ptr<bool>(alive_),
-                    why = "Redis unavailable: " + last_failure_] {
-            if (!alive.expired()) (*fn)(nullptr, why);
-        });
-        return;
-    }
-    const char* argv[] = {"PSUBSCRIBE", pattern.data()};
-    const size_t lens[] = {10, pattern.size()};
-    if (redisAsyncCommandArgv(ctx_, on_push, on_push_.get(), 2, argv, lens) != REDIS_OK) {
-        loop_.post([fn = on_push_, alive = std::weak_ptr<bool>(alive_)] {
-            if (!alive.expired()) (*fn)(nullptr, "Redis: command refused");
-        });
-    }
+void Connection::subscribe(std::string_view channel) {
+    pubsub("SUBSCRIBE", channel);
 }
 
-void Connection::on_push(redisAsyncContext* ctx, void* reply, void* privdata) {
-    auto& fn = *static_cast<ReplyFn*>(privdata);  // owned by the connection: not freed here
-    if (reply)
-        fn(static_cast<const redisReply*>(reply), {});
-    else if (!owner(ctx)->freeing_because_.empty())
-        fn(nullptr, owner(ctx)->freeing_because_);
+void Connection::unsubscribe(std::string_view channel) {
+    pubsub("UNSUBSCRIBE", channel);
+}
+
+void Connection::pubsub(std::string_view verb, std::string_view channel) {
+    if (!open()) return pushes_ended("Redis unavailable: " + last_failure_);
+    const char* argv[] = {verb.data(), channel.data()};
+    const size_t lens[] = {verb.size(), channel.size()};
+    if (redisAsyncCommandArgv(ctx_, on_push, nullptr, 2, argv, lens) == REDIS_OK) {
+        pushes_from_ = ctx_;
+        return;
+    }
+    // Refused: the context is ending (or an UNSUBSCRIBE found nothing subscribed, which the
+    // caller's anchor channel rules out). Its end reaches on_push_ if it carries a channel.
+    if (pushes_from_ != ctx_) pushes_ended("Redis: command refused");
+}
+
+void Connection::pushes_ended(std::string why) {
+    // Posted, as command()'s: the caller is never called back from inside its own call.
+    loop_.post([this, alive = std::weak_ptr<bool>(alive_), why = std::move(why)] {
+        if (!alive.expired() && on_push_) on_push_(nullptr, why);
+    });
+}
+
+void Connection::on_push(redisAsyncContext* ctx, void* reply, void*) {
+    Connection* self = owner(ctx);
+    if (reply) {
+        if (self->on_push_) self->on_push_(static_cast<const redisReply*>(reply), {});
+        return;
+    }
+    if (self->pushes_from_ != ctx) return;  // told already: another channel of the same end
+    self->pushes_from_ = nullptr;
+    if (!self->on_push_) return;
+    if (!self->freeing_because_.empty())
+        self->on_push_(nullptr, self->freeing_because_);
     else
-        fn(nullptr, "Redis connection lost: " + failure_of(ctx, "closed"));
+        self->on_push_(nullptr, "Redis connection lost: " + failure_of(ctx, "closed"));
 }
 
 void Connection::on_reply(redisAsyncContext* ctx, void* reply, void* privdata) {

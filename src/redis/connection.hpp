@@ -58,13 +58,20 @@ public:
 
     // Sends one command (its arguments, binary-safe). Loop thread only.
     void command(std::span<const std::string_view> args, ReplyFn done);
-    // PSUBSCRIBE `pattern`: `each` is called with Redis's confirmation and then with every
-    // message ("pmessage", pattern, channel, payload), until the subscription ends: then once
-    // more with no reply (the connection lost, never made, or waiting to retry). Call it again
-    // to subscribe again (the connection is reopened); not from inside `each`. A subscribed
-    // connection carries nothing else (Redis's rule): command() is for other connections.
-    // Loop thread only.
-    void psubscribe(std::string_view pattern, ReplyFn each);
+    // Pub/sub (Redis's subscribed mode: such a connection carries nothing else, command() is
+    // for other connections). `each` gets every push, from now on: the confirmations
+    // ("subscribe" or "unsubscribe", channel, count) and the messages ("message", channel,
+    // payload), until the connection ends; then once with no reply (lost, never made, or
+    // waiting to retry). Loop thread only.
+    void on_pushes(ReplyFn each) { on_push_ = std::move(each); }
+    // SUBSCRIBE `channel`; on a connection that is down, opens it first (a subscription ended:
+    // subscribe again). Not again before the channel's UNSUBSCRIBE is confirmed (hiredis 0.14
+    // forgets the channel then). Loop thread only; may be called from inside a push.
+    void subscribe(std::string_view channel);
+    // UNSUBSCRIBE `channel`, one this connection subscribed to. Keep one other channel
+    // subscribed throughout: hiredis 0.14 leaves subscribed mode when Redis counts none, and
+    // asserts when a SUBSCRIBE sent meanwhile is confirmed.
+    void unsubscribe(std::string_view channel);
 
     // The AUTH of the next connections (this one stays as it is). Loop thread only.
     void use_credentials(std::string_view username, std::string_view password) {
@@ -90,6 +97,8 @@ private:
     static void on_reply(redisAsyncContext* ctx, void* reply, void* privdata);
     static void on_auth(redisAsyncContext* ctx, void* reply, void* privdata);
     void drop(std::string why);
+    void pubsub(std::string_view verb, std::string_view channel);
+    void pushes_ended(std::string why);  // tells on_push_, posted
     static void on_push(redisAsyncContext* ctx, void* reply, void* privdata);
     static void add_read(void* self);
     static void del_read(void* self);
@@ -111,8 +120,11 @@ private:
     uint64_t retry_at_ms_ = 0;  // Down after a failure: no new attempt before this
     std::string last_failure_;
     uint64_t connects_ = 0;
-    // The subscription's callback: hiredis calls it many times, so the connection owns it.
-    std::shared_ptr<ReplyFn> on_push_;
+    // Every push's callback (on_pushes): hiredis calls one per channel, many times.
+    ReplyFn on_push_;
+    // The context whose end on_push_ has not been told yet: hiredis calls every channel's
+    // callback as a context goes, and the end is told once.
+    redisAsyncContext* pushes_from_ = nullptr;
     // Why the context is being freed, for the callbacks it calls with no reply ("" when hiredis
     // knows why: its error, or a close).
     std::string freeing_because_;

@@ -2,9 +2,13 @@
 the test (a temp dir, a free port) and three rivet instances naming it. What a /ws/chat client
 sends on instance 1 (the demo publishes it to the topic "chat") reaches /ws/chat clients and
 /events (SSE) clients on instances 2 and 3, in order and once each, binary messages intact, and
-the sender's own instance once (not a second time back from Redis). Redis stopped mid-run: no
-crash, messages published meanwhile reach their own instance only (counted), the outage logged
-once, and sharing resumes when Redis is back (waited for by its log line and metric)."""
+the sender's own instance once (not a second time back from Redis). Each instance subscribes to the channels of the
+topics it has subscribers to, and only those (Redis's PUBSUB NUMSUB shows them): one without
+subscribers to a topic receives nothing of it, and a channel's subscription ends when the last
+WebSocket or event stream on the instance leaves. Redis stopped mid-run: no crash, messages
+published meanwhile reach their own instance only (counted), the outage logged once, and
+sharing resumes when Redis is back (waited for by its log line and metric), every topic with
+subscribers subscribed again."""
 import re
 import socket
 import threading
@@ -93,8 +97,21 @@ class Collector:
     def close(self):
         if self.kind == "ws":
             self.ws.close()
-        else:
-            self.sock.close()
+            return
+        try:  # the FIN now: a close() alone waits for the reading thread's recv to return
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+
+
+def numsub(redis, topic="chat"):
+    """How many instances subscribe to the topic's channel now."""
+    return redis.cli("PUBSUB", "NUMSUB", f"rivet:topic:{topic}")[1]
+
+
+def until_numsub(redis, n, what):
+    wait_for(lambda: numsub(redis) == n, timeout=60, what=f"{n} subscribed to chat: {what}")
 
 
 def until_shared(sender, receivers, tag):
@@ -144,6 +161,65 @@ def test_published_on_one_reaches_websocket_and_sse_on_the_others_in_order(rivet
             c.close()
 
 
+def test_an_instance_without_subscribers_receives_nothing_of_the_topic(rivet, redis):
+    one, two, idle = instances(rivet, redis, 3)
+    assert numsub(redis) == 0
+    sender, receiver = Collector(one, "ws"), Collector(two, "ws")
+    try:
+        until_shared(sender, [receiver], "warm")
+        until_numsub(redis, 2, "one and two, whose /ws/chat clients subscribed")
+        want = numbered("msg", 20)
+        for m in want:
+            sender.ws.send(m)
+        wait_for(lambda: receiver.got("msg-") == want, timeout=30, what="20 messages on two")
+        assert metric(two, "rivet_pubsub_redis_received_total") >= 20
+        # Redis sent the idle instance nothing of "chat": not one message to drop.
+        assert metric(idle, "rivet_pubsub_redis_received_total") == 0
+    finally:
+        sender.close()
+        receiver.close()
+
+
+def test_websocket_subscribers_make_and_end_the_subscription(rivet, redis):
+    one, two = instances(rivet, redis, 2)
+    sender = Collector(one, "ws")
+    until_numsub(redis, 1, "the sender's instance")
+    # Two clients on two (--threads 2: likely on two loops); one instance subscription.
+    first, second = Collector(two, "ws"), Collector(two, "ws")
+    try:
+        until_shared(sender, [first, second], "both")
+        assert numsub(redis) == 2
+        first.close()  # two still has a subscriber: still subscribed, still receiving
+        until_shared(sender, [second], "one left")
+        assert numsub(redis) == 2
+        second.close()
+        until_numsub(redis, 1, "two's last WebSocket gone")
+        third = Collector(two, "ws")  # and back
+        until_shared(sender, [third], "again")
+        third.close()
+        sender.close()
+        until_numsub(redis, 0, "every WebSocket gone")
+        assert one.alive() and two.alive()
+    finally:
+        sender.close()
+
+
+def test_event_streams_make_and_end_the_subscription(rivet, redis):
+    one, two = instances(rivet, redis, 2)
+    sender = Collector(one, "ws")
+    until_numsub(redis, 1, "the sender's instance")
+    stream = Collector(two, "sse")
+    try:
+        until_shared(sender, [stream], "sse")
+        assert numsub(redis) == 2
+        stream.close()  # the stream is met closed (the sweep), and its topic's channel ends
+        until_numsub(redis, 1, "two's event stream gone")
+        assert two.alive()
+    finally:
+        sender.close()
+        stream.close()
+
+
 def test_redis_stopped_mid_run_then_back(rivet, redis):
     one, two = instances(rivet, redis, 2)
     sender, receiver = Collector(one, "ws"), Collector(two, "ws")
@@ -157,7 +233,8 @@ def test_redis_stopped_mid_run_then_back(rivet, redis):
             sender.ws.send(m)
         # Delivered on the publishing instance only, and counted there as not shared.
         wait_for(lambda: sender.got("down-") == down, timeout=30, what="local delivery")
-        wait_for(lambda: metric(one, "rivet_pubsub_redis_unshared_total") == 20, timeout=30,
+        # (A probe whose PUBLISH was still out when Redis stopped counts too.)
+        wait_for(lambda: metric(one, "rivet_pubsub_redis_unshared_total") >= 20, timeout=30,
                  what="the unshared count")
         assert one.alive() and two.alive()
 
@@ -168,6 +245,7 @@ def test_redis_stopped_mid_run_then_back(rivet, redis):
             assert "pub/sub: subscribed to Redis at" in s.stderr()
             # Once per outage, however many attempts failed meanwhile.
             assert s.stderr().count("pub/sub: lost the subscription to Redis") == 1
+        until_numsub(redis, 2, "subscribed again after the restart")
         until_shared(sender, [receiver], "after")
         after = numbered("after", 30)
         for m in after:

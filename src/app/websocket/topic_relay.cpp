@@ -38,14 +38,19 @@ TopicRelay::TopicRelay(std::vector<net::Loop*> loops, redis::Endpoint endpoint, 
       metrics_(metrics),
       deliver_(std::move(deliver)),
       origin_(random_origin()),
+      anchor_(std::string(kChannelPrefix) + "rivet-instance-" + origin_),
       subscriber_(*loops_.at(0), [&] {
           redis::Endpoint e = endpoint;
           e.retry_ms = 0;  // the relay's own backoff paces the attempts
           return e;
-      }()) {}
+      }()) {
+    subscriber_.on_pushes(
+        [this](const redisReply* r, std::string_view failure) { on_push(r, failure); });
+}
 
 TopicRelay::~TopicRelay() {
-    link_ = Link::Stopping;  // the subscription's last call (no reply) finds it so
+    link_ = Link::Stopping;
+    subscriber_.on_pushes({});  // the connection's end, as it goes, is no news to us
     if (retry_timer_) loops_[0]->cancel_timer(retry_timer_);
 }
 
@@ -56,34 +61,53 @@ void TopicRelay::start() {
 void TopicRelay::subscribe() {
     retry_timer_ = 0;
     if (link_ == Link::Stopping) return;
-    subscriber_.psubscribe(
-        std::string(kChannelPrefix) + "*",
-        [this](const redisReply* r, std::string_view failure) { on_push(r, failure); });
+    subscriber_.subscribe(anchor_);  // the topics follow its confirmation (on_push)
 }
 
 std::string TopicRelay::describe() const {
     return endpoint_.host + ":" + std::to_string(endpoint_.port);
 }
 
+void TopicRelay::interest(std::string_view topic, TopicInterest::Change change) {
+    if (std::string_view(anchor_).substr(kChannelPrefix.size()) == topic) return;  // held always
+    // Always posted, even from loop 0: the order of the queue is the order of the reports.
+    loops_[0]->post(
+        [this, topic = std::string(topic), change] { send(topic, topics_.report(topic, change)); });
+}
+
+void TopicRelay::send(std::string_view topic, TopicInterest::Send what) {
+    if (what == TopicInterest::Send::Nothing) return;
+    std::string channel = std::string(kChannelPrefix).append(topic);
+    if (what == TopicInterest::Send::Subscribe)
+        subscriber_.subscribe(channel);
+    else
+        subscriber_.unsubscribe(channel);
+}
+
+void TopicRelay::on_lost(std::string_view failure) {
+    if (link_ == Link::Subscribed)
+        log_warn("pub/sub: lost the subscription to Redis at " + describe() + " (" +
+                 std::string(failure) +
+                 "): messages published here reach this instance only until it is back");
+    else if (link_ == Link::Starting)
+        log_warn("pub/sub: cannot subscribe to Redis at " + describe() + " (" +
+                 std::string(failure) + "): trying again until it answers");
+    if (link_ != Link::Retrying) backoff_ms_ = kFirstBackoffMs;
+    link_ = Link::Retrying;
+    topics_.link_lost();
+    retry_timer_ = loops_[0]->call_after(backoff_ms_, [this] { subscribe(); });
+    backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
+}
+
 void TopicRelay::on_push(const redisReply* r, std::string_view failure) {
     if (link_ == Link::Stopping) return;
-    if (!r) {  // the subscription ended: try again after the backoff
-        if (link_ == Link::Subscribed)
-            log_warn("pub/sub: lost the subscription to Redis at " + describe() + " (" +
-                     std::string(failure) +
-                     "): messages published here reach this instance only until it is back");
-        else if (link_ == Link::Starting)
-            log_warn("pub/sub: cannot subscribe to Redis at " + describe() + " (" +
-                     std::string(failure) + "): trying again until it answers");
-        if (link_ != Link::Retrying) backoff_ms_ = kFirstBackoffMs;
-        link_ = Link::Retrying;
-        retry_timer_ = loops_[0]->call_after(backoff_ms_, [this] { subscribe(); });
-        backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
-        return;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) return;
+    if (!r) return on_lost(failure);  // the subscription ended: try again after the backoff
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) return;
     std::string_view kind = text_of(r->element[0]);
-    if (kind == "psubscribe") {
+    std::string_view channel = text_of(r->element[1]);
+    if (!channel.starts_with(kChannelPrefix)) return;
+    std::string_view topic = channel.substr(kChannelPrefix.size());
+    if (kind == "subscribe" && channel == anchor_) {
         if (link_ == Link::Retrying) {
             metrics_.count_pubsub(0, Metrics::PubSub::Reconnects);
             log_info("pub/sub: subscribed to Redis at " + describe() + " again: topics shared");
@@ -91,16 +115,17 @@ void TopicRelay::on_push(const redisReply* r, std::string_view failure) {
             log_info("pub/sub: topics shared through Redis at " + describe());
         }
         link_ = Link::Subscribed;
+        for (const std::string& t : topics_.link_up()) send(t, TopicInterest::Send::Subscribe);
         return;
     }
-    if (kind != "pmessage" || r->elements != 4) return;
-    std::string_view channel = text_of(r->element[2]);
-    if (!channel.starts_with(kChannelPrefix)) return;
+    if (kind == "subscribe") return send(topic, topics_.subscribed(topic));
+    if (kind == "unsubscribe") return send(topic, topics_.unsubscribed(topic));
+    if (kind != "message") return;
     Opened opened;
-    if (!open_envelope(text_of(r->element[3]), opened) || opened.origin == origin_)
+    if (!open_envelope(text_of(r->element[2]), opened) || opened.origin == origin_)
         return;  // not rivet's, or published here (and delivered here already)
     metrics_.count_pubsub(0, Metrics::PubSub::Received);
-    deliver_(channel.substr(kChannelPrefix.size()), opened.message, opened.kind);
+    deliver_(topic, opened.message, opened.kind);
 }
 
 void TopicRelay::share(std::string_view topic, std::string_view message, MessageKind kind) {

@@ -1,10 +1,22 @@
 // Topics shared by every instance through Redis pub/sub (RunOptions::pubsub Redis).
 //
-// Each instance holds one subscription, PSUBSCRIBE rivet:topic:*, on a connection of its own on
-// loop 0 (a subscribed connection carries nothing else), and publishes with PUBLISH
-// rivet:topic:<topic> on the publishing loop's pipelined connection (app/redis/), or loop 0's
-// when the publisher is no I/O loop: one connection per publisher writes in order and Redis
-// forwards in order, so every instance sees one publisher's messages in the order published.
+// Each instance subscribes, on a connection of its own on loop 0 (a subscribed connection
+// carries nothing else), to the channel rivet:topic:<topic> of each topic it has subscribers
+// to, and only those: what is published to the others never reaches it, so an instance's
+// Redis traffic follows its own subscribers, not the whole cluster's publishing. The holders of
+// subscribers (each loop's WebSockets, app::Topics; the event streams, app::StreamTopics)
+// report a topic's first subscriber and its last (interest(), from their threads, posted to
+// loop 0), and app::TopicInterest turns the reports into SUBSCRIBE and UNSUBSCRIBE. A topic's
+// first subscriber here gets what other instances publish once Redis confirms the SUBSCRIBE.
+// The connection also holds one channel of its own throughout, rivet:topic:rivet-instance-<id>
+// (the anchor, under the same prefix for the ACLs that allow rivet:topic:*): its confirmation
+// says the link is up, and it keeps Redis's count of our channels above zero (hiredis 0.14
+// leaves subscribed mode at zero; Connection::unsubscribe).
+//
+// Messages are published with PUBLISH rivet:topic:<topic> on the publishing loop's pipelined
+// connection (app/redis/), or loop 0's when the publisher is no I/O loop: one connection per
+// publisher writes in order and Redis forwards in order, so every instance sees one publisher's
+// messages in the order published.
 //
 // A message published here is delivered here at once by App::publish, never through Redis:
 // each message carries its instance's id, and the subscription drops its own. So local
@@ -16,7 +28,8 @@
 // While Redis cannot take a PUBLISH, the message reaches this instance's subscribers only and
 // is counted (rivet_pubsub_redis_unshared_total); it is not kept for later (delivered later,
 // it would arrive after newer messages). A lost subscription is made again with a backoff
-// (100 ms, doubling, at most 2 s), logged once per outage and counted when it is back.
+// (100 ms, doubling, at most 2 s), logged once per outage and counted when it is back; then
+// every topic with subscribers here is subscribed again.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +41,7 @@
 #include <rivet/websocket.hpp>
 
 #include "app/operations/metrics.hpp"
+#include "app/websocket/topic_interest.hpp"
 #include "net/loop.hpp"
 #include "redis/connection.hpp"
 
@@ -49,6 +63,10 @@ public:
     TopicRelay& operator=(const TopicRelay&) = delete;
 
     void start();  // subscribes, from loop 0
+    // Any thread: a holder's first subscriber to `topic`, or its last gone (TopicInterest). A
+    // holder's reports must reach this in the order made: each holder reports from its one
+    // thread, or under its lock.
+    void interest(std::string_view topic, TopicInterest::Change change);
     // Any thread: PUBLISH on the calling I/O loop's connection, or on loop 0's.
     void share(std::string_view topic, std::string_view message, MessageKind kind);
 
@@ -64,8 +82,10 @@ public:
 private:
     // Starting: never subscribed yet; Retrying: lost (logged), waiting for the backoff.
     enum class Link : uint8_t { Starting, Subscribed, Retrying, Stopping };
-    void subscribe();
+    void subscribe();  // the anchor: the link
     void on_push(const redisReply* reply, std::string_view failure);
+    void on_lost(std::string_view failure);
+    void send(std::string_view topic, TopicInterest::Send what);
     void publish_on(unsigned loop, const std::string& channel, const std::string& payload);
     std::string describe() const;
 
@@ -74,9 +94,11 @@ private:
     Metrics& metrics_;
     Deliver deliver_;
     std::string origin_;  // this instance's id, random: its own messages come back with it
+    std::string anchor_;  // the anchor's channel (above)
     redis::Connection subscriber_;
     // Loop 0's thread only (and the destructor's, after the loops).
     Link link_ = Link::Starting;
+    TopicInterest topics_;
     uint64_t backoff_ms_ = kFirstBackoffMs;
     net::Loop::TimerId retry_timer_ = 0;
     static constexpr uint64_t kFirstBackoffMs = 100, kMaxBackoffMs = 2000;

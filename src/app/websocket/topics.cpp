@@ -4,14 +4,18 @@
 
 namespace rivet::app {
 
-Topics::Topics(unsigned loops, Post post) : loops_(loops), post_(std::move(post)) {
+Topics::Topics(unsigned loops, Post post, TopicInterest::Report report)
+    : loops_(loops), post_(std::move(post)), report_(std::move(report)) {
     for (unsigned i = 0; i < loops; ++i) inboxes_.push_back(std::make_unique<Inbox>());
 }
 
 void Topics::subscribe(unsigned loop, std::string_view topic, detail::WebSocketCore* ws) {
     auto& by_topic = loops_.at(loop);
     auto it = by_topic.find(topic);
-    if (it == by_topic.end()) it = by_topic.emplace(std::string(topic), Subscribers{}).first;
+    if (it == by_topic.end()) {
+        it = by_topic.emplace(std::string(topic), Subscribers{}).first;
+        if (report_) report_(topic, TopicInterest::Change::First);
+    }
     it->second.insert(ws);
 }
 
@@ -20,7 +24,9 @@ void Topics::unsubscribe(unsigned loop, std::string_view topic, detail::WebSocke
     auto it = by_topic.find(topic);
     if (it == by_topic.end()) return;
     it->second.erase(ws);
-    if (it->second.empty()) by_topic.erase(it);  // a topic without subscribers costs nothing
+    if (!it->second.empty()) return;
+    by_topic.erase(it);  // a topic without subscribers costs nothing
+    if (report_) report_(topic, TopicInterest::Change::Last);
 }
 
 size_t Topics::subscribers(unsigned loop, std::string_view topic) const {

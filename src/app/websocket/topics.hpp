@@ -1,7 +1,8 @@
 // Pub/sub for WebSockets: which connections of each loop are subscribed to which topic. A
 // published message is framed once (engine::PreparedMessage), then every loop delivers it to
 // its own subscribers from a task of its own: no lock on the delivery path, and each
-// subscriber sees one publisher's messages in the order they were published.
+// subscriber sees one publisher's messages in the order they were published. A loop's first
+// subscriber to a topic, and its last, are reported (the relay's interest, topic_relay.hpp).
 #pragma once
 
 #include <functional>
@@ -13,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "app/websocket/topic_interest.hpp"
 #include "engine/websocket/session.hpp"
 
 namespace rivet::detail {
@@ -25,7 +27,8 @@ class Topics {
 public:
     // `post(i, task)`: runs the task on loop i's thread.
     using Post = std::function<void(unsigned loop, std::function<void()> task)>;
-    Topics(unsigned loops, Post post);
+    // `report` (may be empty): called on the loop's thread, in the order of the changes.
+    Topics(unsigned loops, Post post, TopicInterest::Report report = {});
 
     // On the connection's loop thread.
     void subscribe(unsigned loop, std::string_view topic, detail::WebSocketCore* ws);
@@ -55,6 +58,7 @@ private:
     std::vector<ByTopic> loops_;  // by loop index, each touched by its loop's thread only
     std::vector<std::unique_ptr<Inbox>> inboxes_;  // by loop index
     Post post_;
+    TopicInterest::Report report_;
 };
 
 }  // namespace rivet::app
