@@ -201,10 +201,14 @@ void Connection::rest() {
 // A resting connection's next bytes (or its EOF): a fresh session reads them. Its head's clock
 // starts now, at the first byte, as it would have in the old session.
 void Connection::wake() {
+    make_session();
+    session_->on_readable();
+}
+
+void Connection::make_session() {
     session_ = std::make_unique<Http1Session>(*this);
     LoopStats::bump(owner_.stats().idle_connections, uint64_t(-1));
     stage_ = Stage::Session;
-    session_->on_readable();
 }
 
 void Connection::complete(uint64_t sequence, Reply&& reply) {
@@ -232,12 +236,10 @@ void Connection::close_when_idle() {
     IoThread::ConnectionEvent event(owner_);
     // A handshake or PROXY header in progress may finish: their timeouts bound them, as the
     // header timeout bounds a fresh connection's request.
-    if (stage_ == Stage::Session) return session_->close_when_idle();
-    if (stage_ != Stage::Resting) return;
-    // A request may wait in the socket, unread because it came while the loop was busy:
-    // closing now would answer it with a RST. It is read and answered ("Connection: close").
-    if (transport_->unread_in_socket() > 0) return wake();
-    close_now();
+    // A resting connection gets its session back, which decides as it would have had it stayed
+    // (a request unread in the socket is read and answered, not met with a RST).
+    if (stage_ == Stage::Resting) make_session();
+    if (stage_ == Stage::Session) session_->close_when_idle();
 }
 
 void Connection::close_now() {

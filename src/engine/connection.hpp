@@ -102,7 +102,8 @@ private:
     TlsTransport& tls();
     // From `since_ms` (the accept), the stage's own timeout: header_ms or handshake_ms.
     void arm_stage_timer(uint64_t since_ms);
-    void wake();  // Stage::Resting: a new HTTP/1.1 session reads
+    void wake();          // Stage::Resting: a new HTTP/1.1 session reads
+    void make_session();  // Stage::Resting to Session, nothing read yet
 
     // Stage::ProxyHeader only: what was read of the header, and when the connection was
     // accepted (the handshake after it is timed from then too).

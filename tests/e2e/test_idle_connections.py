@@ -3,6 +3,7 @@ Connection::Stage::Resting, docs/ARCHITECTURE.md): rivet_connections_idle counts
 connection behaves as one that kept its session did: its next request is served, its request
 count goes on towards max_requests_per_connection, the keep-alive timeout closes it, and a drain
 ends it. What it saves, bytes per idle connection, is measured by the benchmarks (idle_c10000)."""
+import contextlib
 import signal
 
 import pytest
@@ -31,13 +32,23 @@ def hello(conn) -> None:
     assert not r.closes, r
 
 
-def test_idle_connections_are_counted_and_served_again(rivet):
-    srv = rivet(args=("--threads", "2"))
-    conns = [srv.connect() for _ in range(40)]
+@contextlib.contextmanager
+def idle_connections(srv, count: int):
+    """`count` connections, each served one /hello and then resting; closed on the way out."""
+    conns = [srv.connect() for _ in range(count)]
     try:
         for c in conns:
             hello(c)
-        wait_for(lambda: idle_gauge(srv) == 40, timeout=30, what="40 idle connections")
+        wait_for(lambda: idle_gauge(srv) == count, timeout=30, what=f"{count} idle connections")
+        yield conns
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_idle_connections_are_counted_and_served_again(rivet):
+    srv = rivet(args=("--threads", "2"))
+    with idle_connections(srv, 40) as conns:
         # Each one's next request finds it resting: served as on any keep-alive connection,
         # twice, with a pipelined pair between.
         for c in conns:
@@ -49,9 +60,6 @@ def test_idle_connections_are_counted_and_served_again(rivet):
         for c in conns[:15]:
             c.close()
         wait_for(lambda: idle_gauge(srv) == 25, timeout=30, what="25 idle after 15 closed")
-    finally:
-        for c in conns:
-            c.close()
     wait_for(lambda: idle_gauge(srv) == 0, timeout=30, what="no idle connection")
 
 
@@ -97,15 +105,8 @@ def test_keepalive_timeout_closes_an_idle_connection(rivet):
 
 def test_drain_closes_idle_connections_and_exits(rivet):
     srv = rivet(args=("--threads", "2"))
-    conns = [srv.connect() for _ in range(10)]
-    try:
-        for c in conns:
-            hello(c)
-        wait_for(lambda: idle_gauge(srv) == 10, timeout=30, what="10 idle connections")
+    with idle_connections(srv, 10) as conns:
         srv.send_signal(signal.SIGTERM)
         for c in conns:
             assert c.closed_by_peer(timeout=30)
         assert srv.wait(timeout=30) == 0
-    finally:
-        for c in conns:
-            c.close()

@@ -16,6 +16,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -84,7 +85,11 @@ public:
     // let them go: they count with the unsent frames, against the body budget and against the
     // connection's output limit.
     void hold_answer(uint64_t bytes) { answers_held_ += bytes; }
-    void release_answer(uint64_t bytes) { answers_held_ -= bytes; }
+    void release_answer(uint64_t bytes) {
+        // Released more than held would wrap the count and hold every later request back.
+        assert(bytes <= answers_held_);
+        answers_held_ -= bytes;
+    }
     // Past output_high_water, a complete request waits undispatched (held_back_) until the
     // client takes enough of what it was sent: HTTP/1.1's Paused, stream by stream. Reading
     // goes on (the client's WINDOW_UPDATEs are what frees the output).
