@@ -1,6 +1,8 @@
 #include "app/operations/metrics.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 
 namespace rivet::app {
 
@@ -15,7 +17,30 @@ inline void add(std::atomic<uint64_t>& c, uint64_t n = 1) {
     c.fetch_add(n, std::memory_order_relaxed);
 }
 
+// The same for a ZeroedCounters slot.
+inline void bump(uint64_t& slot, uint64_t n = 1) {
+    std::atomic_ref<uint64_t> c(slot);
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+inline void add(uint64_t& slot, uint64_t n = 1) {
+    std::atomic_ref<uint64_t>(slot).fetch_add(n, std::memory_order_relaxed);
+}
+
+inline uint64_t load(uint64_t& slot) {
+    return std::atomic_ref<uint64_t>(slot).load(std::memory_order_relaxed);
+}
+
 }  // namespace
+
+Metrics::ZeroedCounters::ZeroedCounters(size_t count)
+    : slots(static_cast<uint64_t*>(std::calloc(std::max<size_t>(count, 1), sizeof(uint64_t)))) {
+    if (!slots) throw std::bad_alloc();
+}
+
+void Metrics::ZeroedCounters::Free::operator()(uint64_t* p) const {
+    std::free(p);
+}
 
 Metrics::Metrics(unsigned loops, std::vector<RouteLabel> routes) : routes_(std::move(routes)) {
     for (unsigned i = 0; i <= loops; ++i)
@@ -42,7 +67,7 @@ void Metrics::record(unsigned loop, uint32_t route, Protocol protocol, Method me
                      uint64_t micros) {
     if (loop + 1 >= blocks_.size()) return record_shared(route, protocol, method, status, micros);
     Block& b = *blocks_[loop];
-    if (std::atomic<uint64_t>* h = histogram_of(b, route, method, status)) {
+    if (uint64_t* h = histogram_of(b, route, method, status)) {
         bump(b.by_route[counter_of(route, protocol, status)]);
         bump(h[bucket_of(micros)]);
         bump(h[kBuckets], micros);
@@ -70,7 +95,7 @@ void Metrics::count_pubsub(unsigned loop, PubSub what) {
 void Metrics::record_shared(uint32_t route, Protocol protocol, Method method, int status,
                             uint64_t micros) {
     Block& b = *blocks_.back();
-    if (std::atomic<uint64_t>* h = histogram_of(b, route, method, status)) {
+    if (uint64_t* h = histogram_of(b, route, method, status)) {
         add(b.by_route[counter_of(route, protocol, status)]);
         add(h[bucket_of(micros)]);
         add(h[kBuckets], micros);
@@ -110,14 +135,14 @@ Metrics::Totals Metrics::totals() const {
     t.by_route.assign(routes_.size(), {});
     t.durations.assign(routes_.size() * kMethods * kClasses, {});
     for (const auto& b : blocks_) {
-        const std::atomic<uint64_t>* counter = b->by_route.data();
+        size_t counter = 0;
         for (auto& route : t.by_route)
             for (auto& protocol : route)
-                for (uint64_t& n : protocol) n += (counter++)->load(std::memory_order_relaxed);
-        const std::atomic<uint64_t>* slot = b->durations.data();
+                for (uint64_t& n : protocol) n += load(b->by_route[counter++]);
+        size_t slot = 0;
         for (Histogram& h : t.durations) {
-            for (uint64_t& n : h.counts) n += (slot++)->load(std::memory_order_relaxed);
-            h.sum_us += (slot++)->load(std::memory_order_relaxed);
+            for (uint64_t& n : h.counts) n += load(b->durations[slot++]);
+            h.sum_us += load(b->durations[slot++]);
         }
         t.rate_limited += b->rate_limited.load(std::memory_order_relaxed);
         t.rate_limit_fallbacks += b->rate_limit_fallbacks.load(std::memory_order_relaxed);
