@@ -34,7 +34,7 @@ std::string allow_list(app::MethodSet allowed) {
 
 void App::Impl::serve(engine::Exchange& ex) {
     Trace trace;
-    trace.start_ns = app::Operations::now_ns();
+    trace.start_ns = app::Operations::start_ns();
     unsigned retry_after_s = 0;
     auto verdict = ops->intercept(ex, trace, retry_after_s);  // the admin endpoints answer here
     if (verdict == app::Operations::Verdict::AskShared)

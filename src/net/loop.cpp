@@ -117,6 +117,7 @@ void Loop::remove(int fd) {
 
 void Loop::read_clocks() {
     now_ms_ = core::monotonic_ms();
+    fine_ns_ = core::monotonic_ns();
     timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     wall_s_ = ts.tv_sec;

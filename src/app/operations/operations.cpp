@@ -12,6 +12,7 @@
 #include "app/request/method.hpp"
 #include "app/request/request_access.hpp"
 #include "app/server_options.hpp"
+#include "net/loop.hpp"
 #include "core/bounded_text.hpp"
 
 namespace rivet::app {
@@ -62,7 +63,7 @@ struct Operations::AdminApplication final : engine::Application {
     explicit AdminApplication(Operations& ops) : ops(ops) {}
     void serve(engine::Exchange& ex) override {
         Trace trace;
-        trace.start_ns = now_ns();
+        trace.start_ns = start_ns();
         trace.route = ops.first_pseudo_ + kUnrouted;
         if (!ops.serve_admin(ex, trace)) ex.respond_simple(404, "Not Found\n");
         // Not a main loop: its counters and log lines go where the workers' go.
@@ -267,8 +268,18 @@ void Operations::finish(engine::Exchange& ex, const Trace& trace) {
     finish_on(ex.loop_index(), ex, trace);
 }
 
+uint64_t Operations::start_ns() {
+    const net::Loop* loop = net::Loop::current();
+    return loop ? loop->fine_ns() : now_ns();
+}
+
+uint64_t Operations::end_ns() {
+    net::Loop* loop = net::Loop::current();
+    return loop ? loop->read_fine_ns() : now_ns();
+}
+
 void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& trace) {
-    uint64_t micros = (now_ns() - trace.start_ns) / 1000;
+    uint64_t micros = (end_ns() - trace.start_ns) / 1000;
     const auto& head = ex.head();
     metrics_.record(loop, trace.route, Metrics::protocol_of(head.version_major, head.version_minor),
                     public_method(head.method), ex.status(), micros);

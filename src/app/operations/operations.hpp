@@ -27,6 +27,7 @@
 #include "app/operations/metrics_export.hpp"
 #include "app/operations/rate_limiter.hpp"
 #include "app/operations/shared_rate_limit.hpp"
+#include "core/clock.hpp"
 #include "engine/exchange.hpp"
 
 namespace rivet::app {
@@ -72,11 +73,13 @@ public:
         bool have_client = false;
         IpAddress client;
     };
-    static uint64_t now_ns() {
-        return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count());
-    }
+    static uint64_t now_ns() { return core::monotonic_ns(); }
+    // A request's start and end (now_ns's clock). On a loop the start is the loop's last
+    // reading: its turn's start, or the end of the request before it, so that a pipelined batch
+    // reads the clock once per request rather than twice. Off a loop (a unit test's serve), a
+    // reading of its own.
+    static uint64_t start_ns();
+    static uint64_t end_ns();  // a reading; on a loop, kept as the next request's start
 
     // On the loop, before routing: the admin endpoints (when served on the main port, answered
     // here) and the rate limit (a refused request is answered by the caller, 429 with

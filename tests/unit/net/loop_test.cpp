@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -224,6 +225,27 @@ TEST(LoopTest, RemovedDescriptorIsNoLongerReported) {
     });
     ASSERT_EQ(write(sp.fd[1], "x", 1), 1);
     EXPECT_FALSE(rec.wait_for(kReadable, 100ms));
+}
+
+// The fine clock a request's duration starts from: read when the turn began (so no earlier than
+// the post that woke it, no later than the task that reads it), and moved on by read_fine_ns.
+TEST(LoopTest, FineClockIsReadAtTheTurnsStartAndByReadFineNs) {
+    LoopRunner r;
+    const uint64_t posted = core::monotonic_ns();
+    std::promise<std::array<uint64_t, 4>> seen;
+    r.loop.post([&] {
+        const uint64_t turn = r.loop.fine_ns();
+        const uint64_t in_task = core::monotonic_ns();
+        const uint64_t fresh = r.loop.read_fine_ns();
+        seen.set_value({turn, in_task, fresh, r.loop.fine_ns()});
+    });
+    auto f = seen.get_future();
+    ASSERT_EQ(f.wait_for(2s), std::future_status::ready);
+    auto [turn, in_task, fresh, kept] = f.get();
+    EXPECT_GE(turn, posted);
+    EXPECT_LE(turn, in_task);
+    EXPECT_GE(fresh, in_task);
+    EXPECT_EQ(kept, fresh);
 }
 
 TEST(LoopTest, TurnEndHooksRunAfterEachTurnsWork) {
