@@ -12,8 +12,8 @@
 #include "app/request/method.hpp"
 #include "app/request/request_access.hpp"
 #include "app/server_options.hpp"
-#include "net/loop.hpp"
 #include "core/bounded_text.hpp"
+#include "net/loop.hpp"
 
 namespace rivet::app {
 
