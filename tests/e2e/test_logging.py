@@ -109,6 +109,24 @@ def test_common_and_json_formats(rivet, tmp_path):
         assert d["time"].endswith("Z")
 
 
+def test_a_pipelined_requests_time_leaves_out_the_one_before_it(rivet, tmp_path):
+    # The loop reads the clock once per request: a request's start is the end of the one before
+    # it on the loop (docs/OPERATIONS.md). So /hello, read in the same turn as a slow /work run
+    # on the loop ahead of it, is timed from /work's end, not from the turn's start.
+    js = tmp_path / "json.log"
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--inline-heavy", "--access-log", js,
+                      "--log-format", "json"))
+    with srv.connect(timeout=60) as c:
+        assert statuses(c, [get("/work?n=600000000"), get("/hello")]) == [200, 200]
+    srv.stop()
+    work, hello = (json.loads(line) for line in log_lines(js))
+    assert work["uri"].startswith("/work") and hello["uri"] == "/hello"
+    # /work loops 600 million times (150 ms here); /hello alone takes microseconds, and a
+    # busy machine would have to stop it for a quarter of /work's time to fail this.
+    assert work["request_time_us"] >= 20_000, work
+    assert hello["request_time_us"] < work["request_time_us"] // 4, (work, hello)
+
+
 def test_rotation_by_rename_and_sighup(rivet, tmp_path):
     log = tmp_path / "access.log"
     errors = tmp_path / "error.log"

@@ -9,8 +9,10 @@
 // with locked adds: those requests are heavy enough not to notice.
 //
 // The series are many and mostly never used (routes × methods × status classes × buckets: 240 KB
-// per loop for the demo's routes), so they live in zeroed memory from calloc, whose pages the
-// kernel maps only when first counted: a vector of atomics would write every one at start.
+// per loop for the demo's routes), so they live in zeroed memory from calloc: a vector of
+// atomics would write every one at start. A block of 128 KB or more (about 16 routes) is a
+// fresh mapping whose pages the kernel maps only when first counted; a smaller one comes from
+// the heap and glibc zeroes it, which is cheap at that size.
 #pragma once
 
 #include <array>
