@@ -94,7 +94,7 @@ bool App::Impl::run_route(engine::Exchange& ex, Call& call, app::Router::Match& 
                           Trace& trace) {
     const auto& head = ex.head();
     if (!(head.method == HttpMethod::Options && head.path == "*"))
-        match = router.find(head.method, head.path);
+        router.find(head.method, head.path, match);
     const RouteEntry* route = routed(call, match, head);
     if (!route) return true;
     trace.route = match.route;

@@ -18,7 +18,7 @@ void App::Impl::serve_waiting(engine::Exchange& ex, Call& call, app::Router::Mat
     // parameters and the route's label in the metrics are then known from the start.
     const auto& head = ex.head();
     if (!(head.method == http::Method::Options && head.path == "*")) {
-        match = router.find(head.method, head.path);
+        router.find(head.method, head.path, match);
         if (match.kind == app::Router::Match::Found) trace.route = match.route;
     }
     const unsigned loop = ex.loop_index();

