@@ -2,8 +2,8 @@
 // children at segment starts.
 //
 // Static edges are compressed byte strings (they may span several segments, "/api/v1/"), so a
-// lookup is a few short byte compares. Each node is entered at exactly one path offset (a static edge
-// consumes fixed bytes, a parameter, constrained or not, exactly one segment), so backtracking
+// lookup is a few short byte compares. Each node is entered at exactly one path offset (a static
+// edge consumes fixed bytes, a parameter, constrained or not, exactly one segment), so backtracking
 // visits every node at most once: lookups are linear in the tree part the path touches, never
 // exponential. A constraint is tested once per sibling branch it heads, on one segment.
 #include "app/routing/router.hpp"
@@ -278,7 +278,8 @@ struct Router::Search {
         if (off < path.size()) {
             if (const Node* c = n.static_child(path[off])) {
                 const size_t len = c->prefix.size();
-                if (path.size() - off >= len && same_bytes(path.data() + off, c->prefix.data(), len) &&
+                if (path.size() - off >= len &&
+                    same_bytes(path.data() + off, c->prefix.data(), len) &&
                     walk(*c, off + len, depth))
                     return true;
             }
