@@ -104,8 +104,12 @@ public:
     Response& json(const nlohmann::json& value);  // application/json
     Response& body(std::string_view body, std::string_view content_type);
     Response& body(std::string&& body, std::string_view content_type);
-    const std::string& body() const { return body_; }
-    std::string& mutable_body() { return body_; }
+    // A body shared, not copied: bytes that many responses send (a cached page or file). The
+    // response keeps them alive until they are written; body() reads them like any other.
+    Response& body(std::shared_ptr<const std::string> shared, std::string_view content_type);
+    const std::string& body() const { return shared_body_ ? *shared_body_ : body_; }
+    // The body to change in place; a shared one is copied first (its owner's stays as it is).
+    std::string& mutable_body();
 
     // The Content-Type: a static literal for the common types (no copy per response), or a
     // string of its own when set at run time.
@@ -173,6 +177,7 @@ private:
     int status_ = 200;
     bool close_ = false;
     std::string body_;
+    std::shared_ptr<const std::string> shared_body_;  // set: the body, in place of body_
     std::string_view static_type_;
     std::string own_type_;
     std::vector<std::pair<std::string, std::string>> headers_;

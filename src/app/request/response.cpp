@@ -34,18 +34,21 @@ Response& Response::status(int code) {
 }
 
 Response& Response::text(std::string_view body) {
+    shared_body_.reset();
     body_.assign(body);
     set_static_type("text/plain; charset=utf-8");
     return *this;
 }
 
 Response& Response::html(std::string_view body) {
+    shared_body_.reset();
     body_.assign(body);
     set_static_type("text/html; charset=utf-8");
     return *this;
 }
 
 Response& Response::json(const nlohmann::json& value) {
+    shared_body_.reset();
     // Strings from the outside may hold invalid UTF-8 (a query's %FF): shown as U+FFFD rather
     // than failing the whole response.
     body_ = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -54,13 +57,30 @@ Response& Response::json(const nlohmann::json& value) {
 }
 
 Response& Response::body(std::string_view body, std::string_view content_type) {
+    shared_body_.reset();
     body_.assign(body);
     return this->content_type(content_type);
 }
 
 Response& Response::body(std::string&& body, std::string_view content_type) {
+    shared_body_.reset();
     body_ = std::move(body);
     return this->content_type(content_type);
+}
+
+Response& Response::body(std::shared_ptr<const std::string> shared,
+                         std::string_view content_type) {
+    body_.clear();
+    shared_body_ = std::move(shared);
+    return this->content_type(content_type);
+}
+
+std::string& Response::mutable_body() {
+    if (shared_body_) {
+        body_.assign(*shared_body_);
+        shared_body_.reset();
+    }
+    return body_;
 }
 
 Response& Response::content_type(std::string_view type) {
@@ -147,6 +167,7 @@ OpenFile::~OpenFile() {
 }
 
 Response& Response::file(FileRange range, std::string_view content_type) {
+    shared_body_.reset();
     body_.clear();
     producer_.reset();
     waiting_.reset();
@@ -155,6 +176,7 @@ Response& Response::file(FileRange range, std::string_view content_type) {
 }
 
 Response& Response::stream(BodyProducer producer, std::string_view content_type) {
+    shared_body_.reset();
     producer_ = std::make_shared<BodyProducer>(std::move(producer));
     waiting_.reset();
     file_ = {};
@@ -162,6 +184,7 @@ Response& Response::stream(BodyProducer producer, std::string_view content_type)
 }
 
 Response& Response::stream(WaitingProducer producer, std::string_view content_type) {
+    shared_body_.reset();
     waiting_ = std::make_shared<WaitingProducer>(std::move(producer));
     producer_.reset();
     file_ = {};

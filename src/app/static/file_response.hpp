@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include <rivet/response.hpp>
@@ -22,11 +23,13 @@ struct FileRequest {
 
 // The representation being sent.
 struct Representation {
-    const FileEntry* entry = nullptr;  // the file, or its precompressed variant
-    std::string_view content_type;     // of the original file
-    std::string_view encoding;         // "br", "gzip" or "" (identity)
-    bool vary = false;                 // the choice depended on Accept-Encoding
-    std::string_view cache_control;    // "" for none
+    // The file, or its precompressed variant; shared, so that a response can send the bytes of
+    // one held in memory without copying them.
+    std::shared_ptr<const FileEntry> entry;
+    std::string_view content_type;   // of the original file
+    std::string_view encoding;       // "br", "gzip" or "" (identity)
+    bool vary = false;               // the choice depended on Accept-Encoding
+    std::string_view cache_control;  // "" for none
 };
 
 // Fills `res`: 200, 206 (one range, or multipart/byteranges), 304, 412 or 416.

@@ -93,8 +93,8 @@ struct StaticFiles::Impl {
     }
 
     void serve(files::FileCache& cache, const Request& req, Response& res);
-    void serve_file(files::FileCache& cache, const files::FileEntry& file, std::string_view key,
-                    const files::FileRequest& fields, Response& res);
+    void serve_file(files::FileCache& cache, const std::shared_ptr<const files::FileEntry>& file,
+                    std::string_view key, const files::FileRequest& fields, Response& res);
     void redirect_to_directory(const Request& req, std::string_view key, Response& res);
     void listing(std::string_view key, Response& res);
 };
@@ -124,7 +124,7 @@ void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Respo
             return plain(res, entry->status);
         case files::FileEntry::Kind::File:
             if (np.directory) return plain(res, 404);  // "file.txt/"
-            return serve_file(cache, *entry, key, gather(req), res);
+            return serve_file(cache, entry, key, gather(req), res);
         case files::FileEntry::Kind::Directory:
             break;
     }
@@ -133,7 +133,7 @@ void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Respo
         std::string index_key = key.empty() ? options.index : key + "/" + options.index;
         auto index = cache.find(index_key, core::monotonic_ms());
         if (index->kind == files::FileEntry::Kind::File)
-            return serve_file(cache, *index, index_key, gather(req), res);
+            return serve_file(cache, index, index_key, gather(req), res);
         if (index->kind == files::FileEntry::Kind::Error && index->status != 404)
             return plain(res, index->status);  // there, but not to be read
     }
@@ -141,10 +141,11 @@ void StaticFiles::Impl::serve(files::FileCache& cache, const Request& req, Respo
     listing(key, res);
 }
 
-void StaticFiles::Impl::serve_file(files::FileCache& cache, const files::FileEntry& file,
+void StaticFiles::Impl::serve_file(files::FileCache& cache,
+                                   const std::shared_ptr<const files::FileEntry>& file,
                                    std::string_view key, const files::FileRequest& fields,
                                    Response& res) {
-    files::Representation rep{&file, file.content_type, {}, false, cache_control};
+    files::Representation rep{file, file->content_type, {}, false, cache_control};
     if (options.precompressed) {
         // Every variant beside the file is looked up (and cached, found or not), whatever this
         // client accepts: when one exists, the answer depends on Accept-Encoding and says so
@@ -172,7 +173,7 @@ void StaticFiles::Impl::serve_file(files::FileCache& cache, const files::FileEnt
             app::CodingChoice choice = app::choose_coding(fields.accept_encoding, {offered, n});
             for (size_t i = 0; i < n && choice.kind == app::CodingChoice::Kind::Coded; ++i) {
                 if (offered[i] != choice.coding) continue;
-                rep.entry = found[i].get();
+                rep.entry = std::move(found[i]);
                 rep.encoding = content_coding_name(choice.coding);
                 return files::respond_with_file(rep, fields, options.max_ranges, res);
             }

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
+#include <string>
 
 using rivet::Response;
 
@@ -18,6 +20,24 @@ TEST(Response, RefusesResponseSplitting) {
     EXPECT_THROW(res.status(42), std::invalid_argument);
     res.header("X-Fine", "value with spaces and \t tab");
     EXPECT_EQ(res.header("x-fine"), "value with spaces and \t tab");
+}
+
+TEST(Response, SharedBodyIsReadInPlaceAndCopiedOnlyToChange) {
+    auto page = std::make_shared<const std::string>("<p>cached</p>");
+    Response res;
+    res.body(page, "text/html");
+    EXPECT_EQ(res.body().data(), page->data());  // the owner's bytes, not a copy
+    EXPECT_EQ(res.content_type(), "text/html");
+    EXPECT_EQ(page.use_count(), 2);  // the response keeps them alive
+    res.mutable_body().append("!");
+    EXPECT_EQ(res.body(), "<p>cached</p>!");
+    EXPECT_EQ(*page, "<p>cached</p>");  // the owner's stay as they were
+    EXPECT_EQ(page.use_count(), 1);
+
+    res.body(page, "text/html");
+    res.text("replaced");
+    EXPECT_EQ(res.body(), "replaced");
+    EXPECT_EQ(page.use_count(), 1);
 }
 
 TEST(Response, ContentTypeSurvivesMoves) {
