@@ -68,8 +68,7 @@ Response& Response::body(std::string&& body, std::string_view content_type) {
     return this->content_type(content_type);
 }
 
-Response& Response::body(std::shared_ptr<const std::string> shared,
-                         std::string_view content_type) {
+Response& Response::body(std::shared_ptr<const std::string> shared, std::string_view content_type) {
     body_.clear();
     shared_body_ = std::move(shared);
     return this->content_type(content_type);
