@@ -5,6 +5,7 @@
     growth(series, warmup)   RSS growth over a soak: from the end of the warm-up to the end
     open_loop_target(peak, fraction)   the constant rate of an open-loop run
     ratio(a, b)              a / b, None when either is missing or b is 0
+    paired_ratios(runs, key, a, b)   per scenario, a's key over b's within each rep
 """
 
 from __future__ import annotations
@@ -68,3 +69,17 @@ def open_loop_target(peak_rps: float | None, fraction: float, floor_rps: int = 1
     if not peak_rps:
         return None
     return max(floor_rps, int(round(peak_rps * fraction / 100.0)) * 100)
+
+
+def paired_ratios(runs: list[dict], key: str, a: str, b: str) -> dict[str, dict]:
+    """Per scenario, the spread of a/b taken within each rep: the two servers ran next to each
+    other in the interleaved order, so a machine that changes speed between reps (this one
+    swings between two throughput levels) moves both sides of each ratio alike, where the
+    medians of each side may come from different levels."""
+    reps: dict[tuple, dict] = {}
+    for r in runs:
+        reps.setdefault((r.get("scenario"), r.get("mode"), r.get("rep")), {})[r.get("server")] = r.get(key)
+    out: dict[str, list] = {}
+    for (scenario, _mode, _rep), by in sorted(reps.items(), key=lambda kv: str(kv[0])):
+        out.setdefault(scenario, []).append(ratio(by.get(a), by.get(b)))
+    return {s: {**spread(v), "ratios": v} for s, v in out.items() if spread(v)}

@@ -174,3 +174,20 @@ def test_settings_refuse_bad_cpu_lists(monkeypatch):
     monkeypatch.setenv("BENCH_MACHINE_CLIENT_CPUS", "8-15")
     s = bench.build_settings(args)
     assert (s["machine_server_cpus"], s["machine_client_cpus"], s["open_client_cpus"]) == ("0-7", "8-15", "1-3")
+
+
+def test_paired_ratios_are_taken_within_each_rep():
+    # Rep 1 on a slow machine, rep 2 on a fast one: medians of each side would compare a slow
+    # run of one with a fast run of the other; the pairs do not.
+    runs = [
+        {"scenario": "s", "mode": "percore", "rep": 1, "server": "rivet", "cpu": 7.0},
+        {"scenario": "s", "mode": "percore", "rep": 1, "server": "base", "cpu": 7.0},
+        {"scenario": "s", "mode": "percore", "rep": 2, "server": "rivet", "cpu": 4.5},
+        {"scenario": "s", "mode": "percore", "rep": 2, "server": "base", "cpu": 5.0},
+        {"scenario": "s", "mode": "percore", "rep": 3, "server": "rivet", "cpu": 4.0},
+        {"scenario": "t", "mode": "percore", "rep": 1, "server": "rivet", "cpu": 1.0},
+    ]
+    got = stats.paired_ratios(runs, "cpu", "rivet", "base")
+    assert got["s"]["ratios"] == [1.0, 0.9, None]
+    assert got["s"]["median"] == pytest.approx(0.95) and got["s"]["n"] == 2
+    assert "t" not in got  # no pair at all
