@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -61,7 +62,8 @@ public:
     }
     uint16_t port = 0;
     std::atomic<int> connections{0};
-    std::promise<void> peer_closed;  // set when a connection ends by the client's close
+    std::promise<void>
+        peer_closed;  // set when a connection ends by the client's close (FIN or RST)
 
 private:
     void serve() {
@@ -76,7 +78,11 @@ private:
                 while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
                     const ssize_t n = ::recv(c, tmp, sizeof tmp, 0);
                     if (n <= 0) {
-                        if (n == 0 && !closed_reported_.exchange(true)) peer_closed.set_value();
+                        // The client's close is a FIN, or a RST when it closes with our answer
+                        // still unread in its socket (a busy machine's loop had not read it yet).
+                        const bool client_closed = n == 0 || errno == ECONNRESET;
+                        if (client_closed && !closed_reported_.exchange(true))
+                            peer_closed.set_value();
                         ::close(c);
                         goto next;
                     }
