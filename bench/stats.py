@@ -80,6 +80,7 @@ def paired_ratios(runs: list[dict], key: str, a: str, b: str) -> dict[str, dict]
     for r in runs:
         reps.setdefault((r.get("scenario"), r.get("mode"), r.get("rep")), {})[r.get("server")] = r.get(key)
     out: dict[str, list] = {}
-    for (scenario, _mode, _rep), by in sorted(reps.items(), key=lambda kv: str(kv[0])):
+    # In rep order (reps are numbers: "10" must not sort before "2"), scenarios by name.
+    for (scenario, _mode, _rep), by in sorted(reps.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]), kv[0][2] or 0)):
         out.setdefault(scenario, []).append(ratio(by.get(a), by.get(b)))
     return {s: {**spread(v), "ratios": v} for s, v in out.items() if spread(v)}

@@ -191,3 +191,11 @@ def test_paired_ratios_are_taken_within_each_rep():
     assert got["s"]["ratios"] == [1.0, 0.9, None]
     assert got["s"]["median"] == pytest.approx(0.95) and got["s"]["n"] == 2
     assert "t" not in got  # no pair at all
+
+
+def test_paired_ratios_keep_the_reps_in_number_order():
+    runs = []
+    for rep in (10, 2, 1):
+        runs += [{"scenario": "s", "mode": "percore", "rep": rep, "server": "a", "cpu": rep},
+                 {"scenario": "s", "mode": "percore", "rep": rep, "server": "b", "cpu": 1.0}]
+    assert stats.paired_ratios(runs, "cpu", "a", "b")["s"]["ratios"] == [1.0, 2.0, 10.0]

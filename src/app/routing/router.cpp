@@ -328,8 +328,7 @@ void Router::find(Method method, std::string_view path, Match& out) const {
     if (!root_ || static_cast<size_t>(method) >= kMethods) return;
     Search s{path, method, out};
     if (s.walk(*root_, 0, 0)) return;
-    out.params.size = 0;
-    if (s.seen) {
+    if (s.seen) {  // a failed walk set no parameter count (end_at does, on success only)
         out.kind = Match::MethodNotAllowed;
         out.allowed = s.seen;
     }

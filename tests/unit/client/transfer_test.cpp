@@ -62,8 +62,8 @@ public:
     }
     uint16_t port = 0;
     std::atomic<int> connections{0};
-    std::promise<void>
-        peer_closed;  // set when a connection ends by the client's close (FIN or RST)
+    // Set when a connection ends by the client's close (FIN or RST).
+    std::promise<void> peer_closed;
 
 private:
     void serve() {
