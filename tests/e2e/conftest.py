@@ -20,6 +20,19 @@ def pytest_report_header(config):
     return f"rivet binary: {BIN}"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries each of its servers' stderr and counters (a flaky
+    failure on a busy machine leaves nothing else to read)."""
+    outcome = yield
+    report = outcome.get_result()
+    start = item.funcargs.get("rivet") if hasattr(item, "funcargs") else None
+    if report.when != "call" or not report.failed or start is None:
+        return
+    for i, srv in enumerate(getattr(start, "started", [])):
+        report.sections.append((f"rivet server {i}", srv.diagnosis()))
+
+
 @pytest.fixture
 def rivet(tmp_path):
     """Starts rivet servers: rivet(args=(...), nofile=None) -> RivetServer (already listening)."""
@@ -30,6 +43,7 @@ def rivet(tmp_path):
         started.append(srv)
         return srv.start()
 
+    start.started = started  # for a failed test's report (pytest_runtest_makereport)
     yield start
 
     problems = []

@@ -181,6 +181,24 @@ class RivetServer:
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
 
+    def diagnosis(self) -> str:
+        """For a failed test's report: the end of stderr and, if the server still answers, the
+        counters that say why it closed connections (TLS failures, WebSocket closes, limits)."""
+        lines = [f"stderr (end):\n{self.stderr()[-3000:]}"]
+        if self.proc is not None and self.alive() and self.port:
+            try:
+                with self.connect(timeout=2) as c:
+                    c.send(build_request("GET", "/metrics", headers={"Connection": "close"}))
+                    body = c.read_response().body.decode(errors="replace")
+                wanted = re.compile(r"^rivet_(tls|connections|websocket_closes|rate_limited|"
+                                    r"worker_rejections|http_requests_total)")
+                lines.append("metrics (those not 0):\n" + "\n".join(
+                    line for line in body.splitlines()
+                    if wanted.match(line) and line.rsplit(" ", 1)[-1] != "0"))
+            except Exception as e:  # a server that no longer answers says so by this
+                lines.append(f"metrics: not read ({e!r})")
+        return "\n".join(lines)
+
     def sanitizer_report(self) -> str | None:
         text = self.stderr()
         return text if SANITIZER_RE.search(text) else None
