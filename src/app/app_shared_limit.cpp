@@ -50,6 +50,7 @@ struct HeldRequest final : engine::Responder {
 
     Request request;  // detached: owns its head and body
     engine::Connection* conn;
+    unsigned loop = 0;  // the request's I/O thread, where the verdict comes back
     engine::Deferred later;
     app::Operations::Trace trace;
 };
@@ -61,13 +62,15 @@ void App::Impl::hold_for_shared_limit(engine::Exchange& ex, Trace& trace) {
     auto held = std::make_shared<HeldRequest>(
         Request(ex.head(), ex.body(), no_params, &ex).detach(), ex.connection());
     held->trace = trace;
+    held->loop = ex.loop_index();
     held->later = ex.defer();
     ops->decide_shared(
         ex.loop_index(), trace, [this, held](app::Operations::Verdict verdict, unsigned retry) {
             // On the request's loop. Cancelled: the connection (or stream) ended; not cancelled:
             // it is still open, so the replayed Exchange may ask it for its facts.
             if (held->later.cancelled() || !held->later.valid()) return;
-            engine::Exchange replay(*held, app::RequestAccess::head(held->request),
+            engine::Exchange replay(*held, held->loop,
+                                    app::RequestAccess::head(held->request),
                                     app::RequestAccess::body(held->request));
             if (verdict == app::Operations::Verdict::Pass && redirect_http && !replay.tls().secure)
                 redirect_to_https(replay);  // app_tls.cpp

@@ -24,9 +24,6 @@ std::string Exchange::peer_address() const {
 PeerIp Exchange::peer_ip() const {
     return responder_.connection().peer_ip();
 }
-unsigned Exchange::loop_index() const {
-    return responder_.connection().loop_index();
-}
 
 TlsFacts Exchange::tls() const {
     return responder_.connection().tls_facts();
@@ -70,10 +67,8 @@ Deferred& Deferred::operator=(Deferred&& other) noexcept {
     return *this;
 }
 
-Deferred::~Deferred() {
-    if (valid()) {
-        complete(internal_error());
-    }
+void Deferred::abandon() {
+    complete(internal_error());
 }
 
 void Deferred::on_cancel(std::function<void()> fn) {

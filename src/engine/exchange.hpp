@@ -77,7 +77,10 @@ public:
     Deferred& operator=(Deferred&& other) noexcept;
     Deferred(const Deferred&) = delete;
     Deferred& operator=(const Deferred&) = delete;
-    ~Deferred();
+    // Most answers are not deferred: the empty Deferred they return costs no call.
+    ~Deferred() {
+        if (valid()) abandon();
+    }
 
     void complete(Reply&& reply);
     bool valid() const { return thread_ != nullptr; }
@@ -90,6 +93,7 @@ public:
 private:
     friend class Http1Session;
     friend class Http2Stream;
+    void abandon();  // dropped unanswered: a 500, so that its connection never waits forever
     std::shared_ptr<DeferredState> state_;
     IoThread* thread_ = nullptr;
     int fd_ = -1;
@@ -130,9 +134,11 @@ protected:
 
 class Exchange {
 public:
-    Exchange(Responder& responder, const http::RequestHead& head, std::string_view body,
-             BodyStream* stream = nullptr)
-        : responder_(responder), head_(head), body_(body), stream_(stream) {}
+    // `loop`: the index of the I/O thread serving the request (asked for several times per
+    // request, by the metrics and the access log: kept here rather than asked of the connection).
+    Exchange(Responder& responder, unsigned loop, const http::RequestHead& head,
+             std::string_view body, BodyStream* stream = nullptr)
+        : responder_(responder), head_(head), body_(body), stream_(stream), loop_(loop) {}
 
     const http::RequestHead& head() const { return head_; }
     std::string_view body() const { return body_; }  // a buffered body (empty when streamed)
@@ -142,7 +148,7 @@ public:
     BodySource source() const { return BodySource(stream_); }
     std::string peer_address() const;
     PeerIp peer_ip() const;
-    unsigned loop_index() const;
+    unsigned loop_index() const { return loop_; }
     TlsFacts tls() const;
 
     void respond(const ReplyView& reply);
@@ -164,6 +170,7 @@ private:
     const http::RequestHead& head_;
     std::string_view body_;
     BodyStream* stream_;
+    unsigned loop_;
     bool answered_ = false;
     int status_ = 0;
     uint64_t body_bytes_ = 0;

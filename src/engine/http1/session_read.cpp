@@ -297,7 +297,7 @@ void Http1Session::dispatch(const http::RequestHead& head, std::string_view body
         bool& follows;
         ~Forget() { follows = false; }
     } forget{input_follows_};
-    Exchange exchange(*this, head, body, stream);
+    Exchange exchange(*this, owner_.index(), head, body, stream);
     try {
         owner_.app().serve(exchange);
     } catch (...) {
