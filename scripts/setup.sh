@@ -25,6 +25,7 @@ declare -A need=(
   [clang-format]=/usr/bin/clang-format
   [curl]=/usr/bin/curl
   [wrk]=/usr/bin/wrk
+  [valgrind]=/usr/bin/valgrind
   [nginx-light]=/usr/sbin/nginx
   [h2o]=/usr/bin/h2o
   [lighttpd]=/usr/sbin/lighttpd
