@@ -7,13 +7,16 @@ import gzip
 import hashlib
 import random
 import re
+import time
 
 import brotli
 import pytest
 import zstandard
+from hyperframe.frame import DataFrame, SettingsFrame, WindowUpdateFrame
 
 from h2_features_e2e import MODES, client, curl, is_h2, peak_rss_bytes, raw_body, start
-from rivet_e2e import SANITIZED
+from h2_frames import h2c
+from rivet_e2e import SANITIZED, SLOW
 
 DECODE = {
     "gzip": gzip.decompress,
@@ -263,3 +266,32 @@ def test_curl_compressed(srv, mode, tls_certs, site, coding):
     encoding = [line.split(b":", 1)[1].strip() for line in head.split(b"\r\n")
                 if line.lower().startswith(b"content-encoding:")]
     assert encoding == [coding.encode() if coding else b"zstd"], head
+
+
+def test_a_cached_file_behind_a_closed_window_is_sent_as_it_was(rivet, tmp_path):
+    """A file the cache holds in memory (under 64 KiB) is answered from the cache's own bytes.
+    Here the client's stream window (1 KiB) holds most of it back; meanwhile the file changes
+    on disk and the cache takes the new bytes (the old entry leaves it). When the window opens,
+    the first stream gets the old bytes whole, the new request the new ones (under ASan: no
+    read of freed memory)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    old, new = random.Random(1).randbytes(48 << 10), random.Random(2).randbytes(40 << 10)
+    (root / "page.bin").write_bytes(old)
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--root", str(root)))
+    with h2c(srv, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 1024}) as c:
+        sid = c.request("/page.bin")
+        c.wait_for(lambda f: isinstance(f, DataFrame) and f.stream_id == sid,
+                   what="the first 1 KiB of the file")
+        (root / "page.new").write_bytes(new)
+        (root / "page.new").rename(root / "page.bin")
+        # The cache trusts an entry for its TTL (1 s), then sees the new file: wait for it.
+        deadline = time.monotonic() + 30 * SLOW
+        while srv.get("/page.bin").body != new:
+            assert time.monotonic() < deadline, "the cache never took the changed file"
+            time.sleep(0.2)
+        held = sum(len(f.data) for f in c.frames if isinstance(f, DataFrame) and f.stream_id == sid)
+        assert held <= 1024, f"{held} bytes sent past a 1 KiB window"
+        c.send_frames([WindowUpdateFrame(sid, window_increment=len(old))])
+        headers, body = c.response(sid)
+        assert headers[":status"] == "200" and body == old, (len(body), c.summary())
