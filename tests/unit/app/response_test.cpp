@@ -22,6 +22,44 @@ TEST(Response, RefusesResponseSplitting) {
     EXPECT_EQ(res.header("x-fine"), "value with spaces and \t tab");
 }
 
+// Values are checked eight bytes at a time, then byte by byte in a block that may hold a
+// forbidden one, then the tail: a forbidden byte is found at every offset of a long value, and
+// every other byte, control characters below 0x0E included, passes wherever it is.
+TEST(Response, FindsCrLfAndNulAtEveryOffsetOfAValue) {
+    for (char forbidden : {'\r', '\n', '\0'}) {
+        for (size_t at = 0; at < 27; ++at) {
+            std::string value(27, 'v');
+            value[at] = forbidden;
+            Response res;
+            EXPECT_THROW(res.header("X-Long", value), std::invalid_argument)
+                << int(forbidden) << " at " << at;
+            EXPECT_THROW(res.content_type(value), std::invalid_argument) << at;
+        }
+    }
+    std::string allowed;
+    for (int c = 1; c < 256; ++c)
+        if (c != '\r' && c != '\n') allowed += char(c);
+    Response res;
+    res.header("X-All", allowed);
+    EXPECT_EQ(res.header("X-All"), allowed);
+    res.header("X-Short", "\x0b\x0c\x01");
+    EXPECT_EQ(res.header("X-Short"), "\x0b\x0c\x01");
+}
+
+TEST(Response, ReservedNamesAreFoundWhateverTheirCase) {
+    Response res;
+    for (const char* name : {"date", "CONTENT-LENGTH", "Transfer-encoding"})
+        EXPECT_THROW(res.header(name, "x"), std::invalid_argument) << name;
+    res.header("content-TYPE", "text/x-test");
+    EXPECT_EQ(res.content_type(), "text/x-test");
+    EXPECT_TRUE(res.headers().empty());  // kept apart, not as a field
+    res.header("connection", "Close");
+    EXPECT_TRUE(res.close_connection());
+    res.header("Dates", "x");     // a name of another length is a field like any
+    res.header("ETag", "\"1\"");  // as long as Date
+    EXPECT_EQ(res.headers().size(), 2u);
+}
+
 TEST(Response, SharedBodyIsReadInPlaceAndCopiedOnlyToChange) {
     auto page = std::make_shared<const std::string>("<p>cached</p>");
     Response res;
