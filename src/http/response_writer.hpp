@@ -3,7 +3,7 @@
 // The writer knows responses only as a ResponseHead of views, which the layer above fills from
 // its own response type, so the protocol layer depends on no API above it. The Date and Server
 // fields are formatted once per second per loop (DateCache) and copied as one block; everything
-// else goes straight into the caller's output string (a head is sized first, then copied).
+// else is appended straight into the caller's output string.
 #pragma once
 
 #include <cstdint>
