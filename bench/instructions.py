@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """User-space instructions per request: a count that does not move with the machine's speed.
 
-    python3 bench/instructions.py [--depth 16] [--batches 200,1200] LABEL=BINARY [LABEL=BINARY ...]
+    python3 bench/instructions.py [--depth 16] [--batches 200,1200] [--file-kib N]
+                                  LABEL=BINARY [LABEL=BINARY ...]
 
 Runs each rivet build under callgrind (valgrind) with `--threads 1 --workers 1`, sends it
-`GET /hello` in batches of `--depth` pipelined requests over 4 connections, and reads the total
+`GET /hello` (or, with --file-kib, a file of that many KiB from a temporary root) in batches of
+`--depth` pipelined requests over 4 connections, and reads the total
 of instructions the process executed (callgrind's Ir: rivet, libc, libstdc++, the lot; the
 kernel is not counted). Two runs per build, with fewer and more batches; the difference divided
 by the difference in requests is the cost of one request, start-up and shutdown cancelled out.
@@ -53,8 +55,8 @@ def per_request(small: tuple[int, int], large: tuple[int, int]) -> float:
     return (i2 - i1) / (n2 - n1)
 
 
-def send_batches(port: int, batches: int, depth: int, deadline_s: float) -> None:
-    request = b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * depth
+def send_batches(port: int, target: str, batches: int, depth: int, deadline_s: float) -> None:
+    request = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode() * depth
     conns = [socket.create_connection(("127.0.0.1", port), timeout=deadline_s)
              for _ in range(CONNECTIONS)]  # fmt: skip
     try:
@@ -72,10 +74,15 @@ def send_batches(port: int, batches: int, depth: int, deadline_s: float) -> None
             c.close()
 
 
-def run_once(binary: str, batches: int, depth: int, deadline_s: float = 120) -> int:
+def run_once(binary: str, batches: int, depth: int, file_kib: int, deadline_s: float = 120) -> int:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
+        target = "/hello"
+        if file_kib:
+            target = "/file.txt"
+            (Path(tmp) / "file.txt").write_bytes(b"rivet\n" * (file_kib * 1024 // 6) + b"\n" *
+                                                 (file_kib * 1024 % 6))
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
                "--port", str(port), "--bind", "127.0.0.1", "--threads", "1", "--workers", "1",
                "--root", tmp]  # fmt: skip
@@ -92,7 +99,7 @@ def run_once(binary: str, batches: int, depth: int, deadline_s: float = 120) -> 
                     if time.monotonic() > end:
                         sys.exit(f"instructions: {binary} did not listen within {deadline_s} s")
                     time.sleep(0.1)
-            send_batches(port, batches, depth, deadline_s)
+            send_batches(port, target, batches, depth, deadline_s)
         finally:
             proc.terminate()
             proc.wait(timeout=deadline_s)
@@ -103,6 +110,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--depth", type=int, default=16, help="requests pipelined per batch")
     ap.add_argument("--batches", default="200,1200", help="batches of the two runs: FEW,MORE")
+    ap.add_argument("--file-kib", type=int, default=0, help="a static file of N KiB, not /hello")
     ap.add_argument("servers", nargs="+", metavar="LABEL=BINARY")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
@@ -111,10 +119,12 @@ def main() -> None:
     servers = [s.split("=", 1) for s in args.servers]
     if any(len(s) != 2 or not os.access(s[1], os.X_OK) for s in servers):
         sys.exit("instructions: each server is LABEL=BINARY, an executable rivet")
-    print(f"| build | instructions per GET /hello ({args.depth} pipelined, callgrind) |")
+    what = f"a {args.file_kib} KiB file" if args.file_kib else "/hello"
+    print(f"| build | instructions per GET of {what} ({args.depth} pipelined, callgrind) |")
     print("|---|---|")
     for label, binary in servers:
-        runs = [(b * args.depth, run_once(binary, b, args.depth)) for b in (few, more)]
+        runs = [(b * args.depth, run_once(binary, b, args.depth, args.file_kib))
+                for b in (few, more)]
         print(f"| {label} | {per_request(runs[0], runs[1]):,.0f} |")
 
 
