@@ -69,8 +69,7 @@ void App::Impl::hold_for_shared_limit(engine::Exchange& ex, Trace& trace) {
             // On the request's loop. Cancelled: the connection (or stream) ended; not cancelled:
             // it is still open, so the replayed Exchange may ask it for its facts.
             if (held->later.cancelled() || !held->later.valid()) return;
-            engine::Exchange replay(*held, held->loop,
-                                    app::RequestAccess::head(held->request),
+            engine::Exchange replay(*held, held->loop, app::RequestAccess::head(held->request),
                                     app::RequestAccess::body(held->request));
             if (verdict == app::Operations::Verdict::Pass && redirect_http && !replay.tls().secure)
                 redirect_to_https(replay);  // app_tls.cpp

@@ -232,7 +232,8 @@ void Http2Stream::dispatch(BodyStream* stream) {
     session_->count_request();
     // The stream's state outlives the call whatever the handler does with its source.
     std::shared_ptr<BodyStream> keep = stream ? stream->shared_from_this() : nullptr;
-    Exchange exchange(*this, session_->owner().index(), stream ? stream->head : head_, body_, stream);
+    Exchange exchange(*this, session_->owner().index(), stream ? stream->head : head_, body_,
+                      stream);
     try {
         session_->owner().app().serve(exchange);
     } catch (...) {
