@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the rivet container image from the local build, FROM scratch: no base image is pulled
 # (none can be, on machines without a registry), no shell, no package manager. The root
-# filesystem holds the binary, the shared libraries `ldd` names and the dynamic loader, a
-# /etc/passwd and /etc/group with the unprivileged user, and the demo site; a generated
+# filesystem holds the binary, the shared libraries `ldd` names and those it opens itself at
+# its first call (OpenSSL), the dynamic loader, a /etc/passwd and /etc/group with the unprivileged user, and the demo site; a generated
 # Dockerfile adds the user, stop signal, health check and entry point.
 #
 #   scripts/image.sh [BUILD_DIR]        (make image; BUILD_DIR defaults to build)
@@ -68,11 +68,24 @@ chmod 1777 "$ROOTFS/tmp"
 # the loader looks for it. linux-vdso has no file.
 install -m 0755 "$BIN" "$ROOTFS/usr/local/bin/rivet"
 ! ldd "$BIN" | grep 'not found' || die "$BIN needs libraries this machine lacks"
-ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u |
-  while read -r lib; do
-    mkdir -p "$ROOTFS$(dirname "$lib")"
-    cp -L "$lib" "$ROOTFS$lib"
-  done
+copy_libraries() {
+  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u |
+    while read -r lib; do
+      mkdir -p "$ROOTFS$(dirname "$lib")"
+      cp -L "$lib" "$ROOTFS$lib"
+    done
+}
+copy_libraries "$BIN"
+# What ldd cannot see: the server opens libssl.so.3 (and with it libcrypto) at its first OpenSSL
+# call (src/server/openssl_on_use.cpp). It is looked for beside the libraries ldd found, and
+# copied with everything it needs.
+ON_USE=libssl.so.3
+ON_USE_PATH=$(ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | xargs -n1 dirname |
+  sort -u | while read -r dir; do [ -e "$dir/$ON_USE" ] && echo "$dir/$ON_USE"; done | head -1)
+[ -n "$ON_USE_PATH" ] || die "$ON_USE is not beside the libraries $BIN links (Debian: libssl3)"
+mkdir -p "$ROOTFS$(dirname "$ON_USE_PATH")"
+cp -L "$ON_USE_PATH" "$ROOTFS$ON_USE_PATH"
+copy_libraries "$ON_USE_PATH"
 grep -q . <(find "$ROOTFS" -name 'ld-linux*') || die "ldd $BIN named no dynamic loader"
 
 # Users and name lookups. nss files and dns are built into glibc (2.34+): nothing to copy.

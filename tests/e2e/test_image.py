@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from rivet_e2e import BIN, REPO, SANITIZED
+from ws_e2e import WsConn
 
 pytestmark = pytest.mark.skipif(SANITIZED, reason="the image ships the release binary")
 
@@ -231,6 +232,11 @@ def test_image_serves_healthy_and_stops_gracefully(docker, image):
     wait_for("GET /hello through the published port", answers, 20)
     status, page = get(f"{base}/")
     assert status == 200 and page == (REPO / "public/index.html").read_bytes()
+    # The server opens libssl at its first OpenSSL call, which ldd cannot see
+    # (src/server/openssl_on_use.cpp): a WebSocket handshake's SHA-1 needs it from the image.
+    ws = WsConn("127.0.0.1", port)
+    ws.open("/ws/echo")  # asserts the 101 and its accept key
+    ws.close()
 
     # The server process (as the host sees it) runs as 65532, not root.
     pid = int(docker.out("inspect", "--format", "{{.State.Pid}}", cid))

@@ -1,0 +1,195 @@
+// OpenSSL, loaded when the server first calls it rather than when it starts.
+//
+// Linked the usual way, libssl and libcrypto cost every rivet process about 1.8 MB of resident
+// memory before it serves a byte: the dynamic linker reads their symbol and relocation tables and
+// writes their relocated data at load (Debian links libcrypto with BIND_NOW), TLS configured or
+// not (docs/BENCHMARKS.md, "OpenSSL when it is used"). The server executable therefore does not
+// link them (CMakeLists.txt: RIVET_OPENSSL_ON_USE). Each OpenSSL function it calls is defined
+// here instead, hidden from other objects, as a forwarder: its first call opens libssl.so.3 (which
+// brings libcrypto.so.3) and looks the real function up once. A server with TLS loads it while it
+// reads its certificates; one without, when it first needs a digest (a WebSocket handshake's
+// SHA-1), or never.
+//
+// The list is what the server's objects call, also in a build that keeps the functions nothing
+// reaches (the sanitizers' builds do not pass --gc-sections). A call the list lacks fails the
+// server's link ("undefined reference to ..."): add a line for it. Each line's types must match
+// OpenSSL's own declaration, or the compiler refuses it as a conflicting declaration of a C
+// function. The library (librivet) and the tests link OpenSSL as usual; this file is the
+// executable's only.
+#include <dlfcn.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/opensslv.h>
+#include <openssl/params.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+static_assert(OPENSSL_VERSION_MAJOR == 3, "libssl.so.3 is the ABI this file was written against");
+
+namespace {
+
+constexpr const char* kLibssl = "libssl.so.3";
+
+// Exits rather than throws: it runs inside whatever called OpenSSL, and a server that cannot
+// load the library it was built against is installed wrong.
+[[noreturn]] void cannot_load(const char* what) {
+    const char* why = dlerror();
+    std::fprintf(stderr, "rivet: cannot load OpenSSL (%s): %s\n", what, why ? why : "not found");
+    std::_Exit(EXIT_FAILURE);
+}
+
+void* libssl() {
+    static void* const handle = [] {
+        void* h = dlopen(kLibssl, RTLD_NOW | RTLD_LOCAL);
+        if (!h) cannot_load(kLibssl);
+        return h;
+    }();
+    return handle;
+}
+
+// dlsym through libssl's handle searches libssl, then its dependencies: libcrypto.
+void* openssl_function(const char* name) {
+    void* f = dlsym(libssl(), name);
+    if (!f) cannot_load(name);
+    return f;
+}
+
+}  // namespace
+
+// One forwarder: the type and name of the function, its parameters and the arguments that pass
+// them on. The static is initialized once, thread-safely, at the first call.
+#define RIVET_ON_USE(result, name, parameters, arguments)                                      \
+    extern "C" __attribute__((visibility("hidden"))) result name parameters {                  \
+        static const auto real = reinterpret_cast<decltype(&::name)>(openssl_function(#name)); \
+        return real arguments;                                                                 \
+    }
+
+// clang-format off
+RIVET_ON_USE(const unsigned char*, ASN1_STRING_get0_data, (const ASN1_STRING* a0), (a0))
+RIVET_ON_USE(int, ASN1_STRING_length, (const ASN1_STRING* a0), (a0))
+RIVET_ON_USE(int, ASN1_TIME_to_tm, (const ASN1_TIME* a0, struct tm* a1), (a0, a1))
+RIVET_ON_USE(void, BIO_clear_flags, (BIO* a0, int a1), (a0, a1))
+RIVET_ON_USE(long, BIO_ctrl, (BIO* a0, int a1, long a2, void* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(int, BIO_free, (BIO* a0), (a0))
+RIVET_ON_USE(void*, BIO_get_data, (BIO* a0), (a0))
+RIVET_ON_USE(int, BIO_get_new_index, (), ())
+RIVET_ON_USE(BIO_METHOD*, BIO_meth_new, (int a0, const char* a1), (a0, a1))
+RIVET_ON_USE(int, BIO_meth_set_create, (BIO_METHOD* a0, int (*a1)(BIO *)), (a0, a1))
+RIVET_ON_USE(int, BIO_meth_set_ctrl, (BIO_METHOD* a0, long (*a1)(BIO *, int, long, void *)), (a0, a1))
+RIVET_ON_USE(int, BIO_meth_set_destroy, (BIO_METHOD* a0, int (*a1)(BIO *)), (a0, a1))
+RIVET_ON_USE(int, BIO_meth_set_read, (BIO_METHOD* a0, int (*a1)(BIO *, char *, int)), (a0, a1))
+RIVET_ON_USE(int, BIO_meth_set_write, (BIO_METHOD* a0, int (*a1)(BIO *, const char *, int)), (a0, a1))
+RIVET_ON_USE(BIO*, BIO_new, (const BIO_METHOD* a0), (a0))
+RIVET_ON_USE(BIO*, BIO_new_mem_buf, (const void* a0, int a1), (a0, a1))
+RIVET_ON_USE(const BIO_METHOD*, BIO_s_mem, (), ())
+RIVET_ON_USE(void, BIO_set_data, (BIO* a0, void* a1), (a0, a1))
+RIVET_ON_USE(void, BIO_set_flags, (BIO* a0, int a1), (a0, a1))
+RIVET_ON_USE(void, BIO_set_init, (BIO* a0, int a1), (a0, a1))
+RIVET_ON_USE(int, CRYPTO_memcmp, (const void* a0, const void* a1, size_t a2), (a0, a1, a2))
+RIVET_ON_USE(void, ERR_clear_error, (), ())
+RIVET_ON_USE(void, ERR_error_string_n, (unsigned long a0, char* a1, size_t a2), (a0, a1, a2))
+RIVET_ON_USE(unsigned long, ERR_get_error, (), ())
+RIVET_ON_USE(unsigned long, ERR_peek_error, (), ())
+RIVET_ON_USE(unsigned long, ERR_peek_last_error, (), ())
+RIVET_ON_USE(int, EVP_CIPHER_CTX_ctrl, (EVP_CIPHER_CTX* a0, int a1, int a2, void* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(void, EVP_CIPHER_CTX_free, (EVP_CIPHER_CTX* a0), (a0))
+RIVET_ON_USE(EVP_CIPHER_CTX*, EVP_CIPHER_CTX_new, (), ())
+RIVET_ON_USE(EVP_CIPHER*, EVP_CIPHER_fetch, (OSSL_LIB_CTX* a0, const char* a1, const char* a2), (a0, a1, a2))
+RIVET_ON_USE(void, EVP_CIPHER_free, (EVP_CIPHER* a0), (a0))
+RIVET_ON_USE(int, EVP_CIPHER_get_iv_length, (const EVP_CIPHER* a0), (a0))
+RIVET_ON_USE(int, EVP_CipherFinal_ex, (EVP_CIPHER_CTX* a0, unsigned char* a1, int* a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_CipherInit_ex, (EVP_CIPHER_CTX* a0, const EVP_CIPHER* a1, ENGINE* a2, const unsigned char* a3, const unsigned char* a4, int a5), (a0, a1, a2, a3, a4, a5))
+RIVET_ON_USE(int, EVP_CipherUpdate, (EVP_CIPHER_CTX* a0, unsigned char* a1, int* a2, const unsigned char* a3, int a4), (a0, a1, a2, a3, a4))
+RIVET_ON_USE(int, EVP_DecryptInit_ex, (EVP_CIPHER_CTX* a0, const EVP_CIPHER* a1, ENGINE* a2, const unsigned char* a3, const unsigned char* a4), (a0, a1, a2, a3, a4))
+RIVET_ON_USE(int, EVP_Digest, (const void* a0, size_t a1, unsigned char* a2, unsigned int* a3, const EVP_MD* a4, ENGINE* a5), (a0, a1, a2, a3, a4, a5))
+RIVET_ON_USE(int, EVP_DigestFinal_ex, (EVP_MD_CTX* a0, unsigned char* a1, unsigned int* a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_DigestInit_ex, (EVP_MD_CTX* a0, const EVP_MD* a1, ENGINE* a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_DigestUpdate, (EVP_MD_CTX* a0, const void* a1, size_t a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_EncodeBlock, (unsigned char* a0, const unsigned char* a1, int a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_EncryptInit_ex, (EVP_CIPHER_CTX* a0, const EVP_CIPHER* a1, ENGINE* a2, const unsigned char* a3, const unsigned char* a4), (a0, a1, a2, a3, a4))
+RIVET_ON_USE(int, EVP_MAC_CTX_set_params, (EVP_MAC_CTX* a0, const OSSL_PARAM a1[]), (a0, a1))
+RIVET_ON_USE(void, EVP_MD_CTX_free, (EVP_MD_CTX* a0), (a0))
+RIVET_ON_USE(EVP_MD_CTX*, EVP_MD_CTX_new, (), ())
+RIVET_ON_USE(int, EVP_PKEY_CTX_add1_hkdf_info, (EVP_PKEY_CTX* a0, const unsigned char* a1, int a2), (a0, a1, a2))
+RIVET_ON_USE(void, EVP_PKEY_CTX_free, (EVP_PKEY_CTX* a0), (a0))
+RIVET_ON_USE(EVP_PKEY_CTX*, EVP_PKEY_CTX_new_id, (int a0, ENGINE* a1), (a0, a1))
+RIVET_ON_USE(int, EVP_PKEY_CTX_set1_hkdf_key, (EVP_PKEY_CTX* a0, const unsigned char* a1, int a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_PKEY_CTX_set1_hkdf_salt, (EVP_PKEY_CTX* a0, const unsigned char* a1, int a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_PKEY_CTX_set_hkdf_md, (EVP_PKEY_CTX* a0, const EVP_MD* a1), (a0, a1))
+RIVET_ON_USE(int, EVP_PKEY_derive, (EVP_PKEY_CTX* a0, unsigned char* a1, size_t* a2), (a0, a1, a2))
+RIVET_ON_USE(int, EVP_PKEY_derive_init, (EVP_PKEY_CTX* a0), (a0))
+RIVET_ON_USE(void, EVP_PKEY_free, (EVP_PKEY* a0), (a0))
+RIVET_ON_USE(const EVP_CIPHER*, EVP_aes_256_gcm, (), ())
+RIVET_ON_USE(const EVP_MD*, EVP_sha1, (), ())
+RIVET_ON_USE(const EVP_MD*, EVP_sha256, (), ())
+RIVET_ON_USE(void, GENERAL_NAMES_free, (GENERAL_NAMES* a0), (a0))
+RIVET_ON_USE(unsigned char*, HMAC, (const EVP_MD* a0, const void* a1, int a2, const unsigned char* a3, size_t a4, unsigned char* a5, unsigned int* a6), (a0, a1, a2, a3, a4, a5, a6))
+RIVET_ON_USE(void, OPENSSL_cleanse, (void* a0, size_t a1), (a0, a1))
+RIVET_ON_USE(int, OPENSSL_sk_num, (const OPENSSL_STACK* a0), (a0))
+RIVET_ON_USE(void*, OPENSSL_sk_value, (const OPENSSL_STACK* a0, int a1), (a0, a1))
+RIVET_ON_USE(OSSL_PARAM, OSSL_PARAM_construct_end, (), ())
+RIVET_ON_USE(OSSL_PARAM, OSSL_PARAM_construct_octet_string, (const char* a0, void* a1, size_t a2), (a0, a1, a2))
+RIVET_ON_USE(OSSL_PARAM, OSSL_PARAM_construct_utf8_string, (const char* a0, char* a1, size_t a2), (a0, a1, a2))
+RIVET_ON_USE(EVP_PKEY*, PEM_read_bio_PrivateKey, (BIO* a0, EVP_PKEY** a1, pem_password_cb* a2, void* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(X509*, PEM_read_bio_X509, (BIO* a0, X509** a1, pem_password_cb* a2, void* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(int, RAND_bytes, (unsigned char* a0, int a1), (a0, a1))
+RIVET_ON_USE(unsigned char*, SHA1, (const unsigned char* a0, size_t a1, unsigned char* a2), (a0, a1, a2))
+RIVET_ON_USE(const char*, SSL_CIPHER_get_name, (const SSL_CIPHER* a0), (a0))
+RIVET_ON_USE(long, SSL_CTX_callback_ctrl, (SSL_CTX* a0, int a1, void (*a2)(void)), (a0, a1, a2))
+RIVET_ON_USE(long, SSL_CTX_ctrl, (SSL_CTX* a0, int a1, long a2, void* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(void, SSL_CTX_free, (SSL_CTX* a0), (a0))
+RIVET_ON_USE(void*, SSL_CTX_get_ex_data, (const SSL_CTX* a0, int a1), (a0, a1))
+RIVET_ON_USE(SSL_CTX*, SSL_CTX_new, (const SSL_METHOD* a0), (a0))
+RIVET_ON_USE(void, SSL_CTX_set_alpn_select_cb, (SSL_CTX* a0, SSL_CTX_alpn_select_cb_func a1, void* a2), (a0, a1, a2))
+RIVET_ON_USE(int, SSL_CTX_set_cipher_list, (SSL_CTX* a0, const char* a1), (a0, a1))
+RIVET_ON_USE(int, SSL_CTX_set_ex_data, (SSL_CTX* a0, int a1, void* a2), (a0, a1, a2))
+RIVET_ON_USE(int, SSL_CTX_set_num_tickets, (SSL_CTX* a0, size_t a1), (a0, a1))
+RIVET_ON_USE(uint64_t, SSL_CTX_set_options, (SSL_CTX* a0, uint64_t a1), (a0, a1))
+RIVET_ON_USE(int, SSL_CTX_set_session_id_context, (SSL_CTX* a0, const unsigned char* a1, unsigned int a2), (a0, a1, a2))
+RIVET_ON_USE(long, SSL_CTX_set_timeout, (SSL_CTX* a0, long a1), (a0, a1))
+RIVET_ON_USE(int, SSL_CTX_set_tlsext_ticket_key_evp_cb, (SSL_CTX* a0, int (*a1)(SSL *, unsigned char *, unsigned char *, EVP_CIPHER_CTX *, EVP_MAC_CTX *, int)), (a0, a1))
+RIVET_ON_USE(int, SSL_CTX_use_PrivateKey, (SSL_CTX* a0, EVP_PKEY* a1), (a0, a1))
+RIVET_ON_USE(int, SSL_CTX_use_certificate, (SSL_CTX* a0, X509* a1), (a0, a1))
+RIVET_ON_USE(long, SSL_ctrl, (SSL* a0, int a1, long a2, void* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(int, SSL_do_handshake, (SSL* a0), (a0))
+RIVET_ON_USE(void, SSL_free, (SSL* a0), (a0))
+RIVET_ON_USE(void, SSL_get0_alpn_selected, (const SSL* a0, const unsigned char** a1, unsigned int* a2), (a0, a1, a2))
+RIVET_ON_USE(SSL_CTX*, SSL_get_SSL_CTX, (const SSL* a0), (a0))
+RIVET_ON_USE(const SSL_CIPHER*, SSL_get_current_cipher, (const SSL* a0), (a0))
+RIVET_ON_USE(int, SSL_get_error, (const SSL* a0, int a1), (a0, a1))
+RIVET_ON_USE(const char*, SSL_get_servername, (const SSL* a0, const int a1), (a0, a1))
+RIVET_ON_USE(const char*, SSL_get_version, (const SSL* a0), (a0))
+RIVET_ON_USE(int, SSL_has_pending, (const SSL* a0), (a0))
+RIVET_ON_USE(SSL*, SSL_new, (SSL_CTX* a0), (a0))
+RIVET_ON_USE(int, SSL_read_ex, (SSL* a0, void* a1, size_t a2, size_t* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(int, SSL_session_reused, (const SSL* a0), (a0))
+RIVET_ON_USE(SSL_CTX*, SSL_set_SSL_CTX, (SSL* a0, SSL_CTX* a1), (a0, a1))
+RIVET_ON_USE(void, SSL_set_accept_state, (SSL* a0), (a0))
+RIVET_ON_USE(void, SSL_set_bio, (SSL* a0, BIO* a1, BIO* a2), (a0, a1, a2))
+RIVET_ON_USE(void, SSL_set_shutdown, (SSL* a0, int a1), (a0, a1))
+RIVET_ON_USE(int, SSL_shutdown, (SSL* a0), (a0))
+RIVET_ON_USE(int, SSL_version, (const SSL* a0), (a0))
+RIVET_ON_USE(int, SSL_write_ex, (SSL* a0, const void* a1, size_t a2, size_t* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(const SSL_METHOD*, TLS_server_method, (), ())
+RIVET_ON_USE(ASN1_STRING*, X509_NAME_ENTRY_get_data, (const X509_NAME_ENTRY* a0), (a0))
+RIVET_ON_USE(X509_NAME_ENTRY*, X509_NAME_get_entry, (const X509_NAME* a0, int a1), (a0, a1))
+RIVET_ON_USE(int, X509_NAME_get_index_by_NID, (const X509_NAME* a0, int a1, int a2), (a0, a1, a2))
+RIVET_ON_USE(int, X509_NAME_print_ex, (BIO* a0, const X509_NAME* a1, int a2, unsigned long a3), (a0, a1, a2, a3))
+RIVET_ON_USE(int, X509_check_issued, (X509* a0, X509* a1), (a0, a1))
+RIVET_ON_USE(int, X509_check_private_key, (const X509* a0, const EVP_PKEY* a1), (a0, a1))
+RIVET_ON_USE(int, X509_cmp_current_time, (const ASN1_TIME* a0), (a0))
+RIVET_ON_USE(void, X509_free, (X509* a0), (a0))
+RIVET_ON_USE(const ASN1_TIME*, X509_get0_notAfter, (const X509* a0), (a0))
+RIVET_ON_USE(const ASN1_TIME*, X509_get0_notBefore, (const X509* a0), (a0))
+RIVET_ON_USE(void*, X509_get_ext_d2i, (const X509* a0, int a1, int* a2, int* a3), (a0, a1, a2, a3))
+RIVET_ON_USE(X509_NAME*, X509_get_subject_name, (const X509* a0), (a0))
+// clang-format on

@@ -1,0 +1,57 @@
+"""The server loads OpenSSL at its first call, not at start (src/server/openssl_on_use.cpp): a
+server without TLS maps neither libssl nor libcrypto until a WebSocket handshake needs SHA-1,
+one with TLS loads them while it reads its certificate, and a libssl that cannot be loaded stops
+the server with one line saying so, not a crash."""
+import os
+import subprocess
+
+from rivet_e2e import BIN, SLOW
+from test_tls_cli import make_cert
+from ws_e2e import WsConn
+
+
+def openssl_mapped(pid: int) -> set[str]:
+    """The OpenSSL libraries in the process's address space, by file name."""
+    names = set()
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            for lib in ("libssl.so", "libcrypto.so"):
+                if lib in path.rsplit("/", 1)[-1]:
+                    names.add(lib)
+    return names
+
+
+def test_a_server_without_tls_loads_openssl_at_its_first_websocket_handshake(rivet):
+    server = rivet()
+    assert server.get("/hello").status == 200
+    assert openssl_mapped(server.proc.pid) == set(), "loaded before anything needed it"
+    ws = WsConn(server.host, server.port)
+    ws.open("/ws/echo")  # asserts the 101 and its SHA-1 accept key
+    ws.send_text("after the load")
+    assert ws.recv_message() == (1, b"after the load")
+    ws.close()
+    assert openssl_mapped(server.proc.pid) == {"libssl.so", "libcrypto.so"}
+
+
+def test_a_server_with_tls_has_loaded_openssl_when_it_listens(rivet, tmp_path):
+    cert, key = make_cert(tmp_path)
+    server = rivet(["--tls-port", "0", "--tls-cert", cert, "--tls-key", key])
+    assert openssl_mapped(server.proc.pid) == {"libssl.so", "libcrypto.so"}
+
+
+def test_a_libssl_that_cannot_be_loaded_stops_the_server_with_a_clear_line(tmp_path):
+    # The dynamic linker looks in LD_LIBRARY_PATH first: a libssl.so.3 there that is no ELF
+    # file fails dlopen as a damaged installation would.
+    broken = tmp_path / "lib"
+    broken.mkdir()
+    (broken / "libssl.so.3").write_bytes(b"not a shared object\n")
+    cert, key = make_cert(tmp_path)
+    p = subprocess.run([str(BIN), "--port", "0", "--tls-port", "0", "--tls-cert", str(cert),
+                        "--tls-key", str(key)], capture_output=True, text=True,
+                       timeout=30 * SLOW, stdin=subprocess.DEVNULL,
+                       env=dict(os.environ, LD_LIBRARY_PATH=str(broken)))
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "rivet: cannot load OpenSSL (libssl.so.3): " in p.stderr, p.stderr
+    assert str(broken / "libssl.so.3") in p.stderr, p.stderr
+    assert "listening" not in p.stdout, p.stdout
