@@ -18,12 +18,18 @@ constexpr uint64_t kMaxPieces = 10'000;
 // The running digest of what was streamed so far.
 class Sha256 {
 public:
-    Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr); }
-    void add(std::string_view bytes) { EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()); }
+    // A context that cannot be made or started (no memory, or OpenSSL not loaded: see
+    // openssl_on_use.cpp) is dropped, and the trailer says "unavailable".
+    Sha256() : ctx_(EVP_MD_CTX_new()) {
+        if (ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) ctx_.reset();
+    }
+    void add(std::string_view bytes) {
+        if (ctx_ && EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) != 1) ctx_.reset();
+    }
     std::string hex() {
         unsigned char digest[EVP_MAX_MD_SIZE];
         unsigned int len = 0;
-        EVP_DigestFinal_ex(ctx_.get(), digest, &len);
+        if (!ctx_ || EVP_DigestFinal_ex(ctx_.get(), digest, &len) != 1) return "unavailable";
         static const char kHex[] = "0123456789abcdef";
         std::string out;
         for (unsigned int i = 0; i < len; ++i) {

@@ -29,9 +29,16 @@
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <strings.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "app/operations/error_log.hpp"
 
 static_assert(OPENSSL_VERSION_MAJOR == 3, "libssl.so.3 is the ABI this file was written against");
 
@@ -39,39 +46,104 @@ namespace {
 
 constexpr const char* kLibssl = "libssl.so.3";
 
-// Exits rather than throws: it runs inside whatever called OpenSSL, and a server that cannot
-// load the library it was built against is installed wrong.
-[[noreturn]] void cannot_load(const char* what) {
-    const char* why = dlerror();
-    std::fprintf(stderr, "rivet: cannot load OpenSSL (%s): %s\n", what, why ? why : "not found");
-    std::_Exit(EXIT_FAILURE);
-}
+// The library's handle once loaded. A failed load is not kept: it may be passing (no descriptor
+// left under EMFILE, no memory), and the server must go on serving, so the call that met it fails
+// as OpenSSL's own calls fail (0 or null) and the next call tries again. The first failure and
+// the load that follows failures are logged; the ones between are counted.
+std::atomic<void*> handle{nullptr};
+std::mutex loading;
+unsigned failed_loads = 0;  // under `loading`
 
 void* libssl() {
-    static void* const handle = [] {
-        void* h = dlopen(kLibssl, RTLD_NOW | RTLD_LOCAL);
-        if (!h) cannot_load(kLibssl);
-        return h;
-    }();
-    return handle;
+    if (void* h = handle.load(std::memory_order_acquire)) return h;
+    std::lock_guard lock(loading);
+    if (void* h = handle.load(std::memory_order_relaxed)) return h;
+    void* h = dlopen(kLibssl, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        if (failed_loads++ == 0) {
+            const char* why = dlerror();
+            rivet::app::log_error(std::string("cannot load OpenSSL (") + kLibssl +
+                                  "): " + (why ? why : "not found") +
+                                  "; what needs it fails until a later call loads it");
+        }
+        return nullptr;
+    }
+    if (failed_loads > 0)
+        rivet::app::log_warn("OpenSSL loaded after " + std::to_string(failed_loads) +
+                             " failed attempts");
+    handle.store(h, std::memory_order_release);
+    return h;
 }
 
-// dlsym through libssl's handle searches libssl, then its dependencies: libcrypto.
+// A loaded libssl (or the libcrypto it brings, which dlsym searches next) without a function
+// the server was compiled against is another OpenSSL 3 than the headers': an installation
+// error that no retry mends.
 void* openssl_function(const char* name) {
-    void* f = dlsym(libssl(), name);
-    if (!f) cannot_load(name);
+    void* h = libssl();
+    if (!h) return nullptr;
+    void* f = dlsym(h, name);
+    if (!f) {
+        std::fprintf(stderr, "rivet: %s has no %s: %s\n", kLibssl, name, dlerror());
+        std::_Exit(EXIT_FAILURE);
+    }
     return f;
+}
+
+// The real function, looked up at the first call that finds the library loaded and kept in
+// `slot`; null while the library cannot be loaded.
+template <typename Function>
+Function real(std::atomic<Function>& slot, const char* name) {
+    Function f = slot.load(std::memory_order_acquire);
+    if (!f) {
+        f = reinterpret_cast<Function>(openssl_function(name));
+        if (f) slot.store(f, std::memory_order_release);
+    }
+    return f;
+}
+
+// What a call returns while OpenSSL cannot be loaded: 0 or null, OpenSSL's failure for every
+// function below that can be called before another has made an object for it (those that take
+// an object are only reached with one, made after a load). The exceptions are written out below.
+template <typename Result>
+Result not_loaded() {
+    if constexpr (!std::is_void_v<Result>) return Result{};
 }
 
 }  // namespace
 
+#define RIVET_HIDDEN extern "C" __attribute__((visibility("hidden")))
+
 // One forwarder: the type and name of the function, its parameters and the arguments that pass
-// them on. The static is initialized once, thread-safely, at the first call.
-#define RIVET_ON_USE(result, name, parameters, arguments)                                      \
-    extern "C" __attribute__((visibility("hidden"))) result name parameters {                  \
-        static const auto real = reinterpret_cast<decltype(&::name)>(openssl_function(#name)); \
-        return real arguments;                                                                 \
+// them on.
+#define RIVET_ON_USE(result, name, parameters, arguments)    \
+    RIVET_HIDDEN result name parameters {                    \
+        static std::atomic<decltype(&::name)> slot{nullptr}; \
+        if (auto f = real(slot, #name)) return f arguments;  \
+        return not_loaded<result>();                         \
     }
+
+// Where 0 would not say "failed": CRYPTO_memcmp's 0 is "equal", so without the library it
+// compares here, every byte whatever differs; OPENSSL_cleanse must still clear;
+// ERR_error_string_n's buffer must still hold a string.
+RIVET_HIDDEN int CRYPTO_memcmp(const void* a, const void* b, size_t n) {
+    static std::atomic<decltype(&::CRYPTO_memcmp)> slot{nullptr};
+    if (auto f = real(slot, "CRYPTO_memcmp")) return f(a, b, n);
+    const volatile unsigned char* x = static_cast<const volatile unsigned char*>(a);
+    const volatile unsigned char* y = static_cast<const volatile unsigned char*>(b);
+    unsigned char differ = 0;
+    for (size_t i = 0; i < n; ++i) differ |= x[i] ^ y[i];
+    return differ != 0;
+}
+RIVET_HIDDEN void OPENSSL_cleanse(void* p, size_t n) {
+    static std::atomic<decltype(&::OPENSSL_cleanse)> slot{nullptr};
+    if (auto f = real(slot, "OPENSSL_cleanse")) return f(p, n);
+    explicit_bzero(p, n);
+}
+RIVET_HIDDEN void ERR_error_string_n(unsigned long e, char* buf, size_t len) {
+    static std::atomic<decltype(&::ERR_error_string_n)> slot{nullptr};
+    if (auto f = real(slot, "ERR_error_string_n")) return f(e, buf, len);
+    if (len > 0) std::snprintf(buf, len, "OpenSSL is not loaded");
+}
 
 // clang-format off
 RIVET_ON_USE(const unsigned char*, ASN1_STRING_get0_data, (const ASN1_STRING* a0), (a0))
@@ -94,9 +166,7 @@ RIVET_ON_USE(const BIO_METHOD*, BIO_s_mem, (), ())
 RIVET_ON_USE(void, BIO_set_data, (BIO* a0, void* a1), (a0, a1))
 RIVET_ON_USE(void, BIO_set_flags, (BIO* a0, int a1), (a0, a1))
 RIVET_ON_USE(void, BIO_set_init, (BIO* a0, int a1), (a0, a1))
-RIVET_ON_USE(int, CRYPTO_memcmp, (const void* a0, const void* a1, size_t a2), (a0, a1, a2))
 RIVET_ON_USE(void, ERR_clear_error, (), ())
-RIVET_ON_USE(void, ERR_error_string_n, (unsigned long a0, char* a1, size_t a2), (a0, a1, a2))
 RIVET_ON_USE(unsigned long, ERR_get_error, (), ())
 RIVET_ON_USE(unsigned long, ERR_peek_error, (), ())
 RIVET_ON_USE(unsigned long, ERR_peek_last_error, (), ())
@@ -133,7 +203,6 @@ RIVET_ON_USE(const EVP_MD*, EVP_sha1, (), ())
 RIVET_ON_USE(const EVP_MD*, EVP_sha256, (), ())
 RIVET_ON_USE(void, GENERAL_NAMES_free, (GENERAL_NAMES* a0), (a0))
 RIVET_ON_USE(unsigned char*, HMAC, (const EVP_MD* a0, const void* a1, int a2, const unsigned char* a3, size_t a4, unsigned char* a5, unsigned int* a6), (a0, a1, a2, a3, a4, a5, a6))
-RIVET_ON_USE(void, OPENSSL_cleanse, (void* a0, size_t a1), (a0, a1))
 RIVET_ON_USE(int, OPENSSL_sk_num, (const OPENSSL_STACK* a0), (a0))
 RIVET_ON_USE(void*, OPENSSL_sk_value, (const OPENSSL_STACK* a0, int a1), (a0, a1))
 RIVET_ON_USE(OSSL_PARAM, OSSL_PARAM_construct_end, (), ())

@@ -1,13 +1,15 @@
 """The server loads OpenSSL at its first call, not at start (src/server/openssl_on_use.cpp): a
 server without TLS maps neither libssl nor libcrypto until a WebSocket handshake needs SHA-1,
-one with TLS loads them while it reads its certificate, and a libssl that cannot be loaded stops
-the server with one line saying so, not a crash."""
+one with TLS loads them while it reads its certificate. A libssl that cannot be loaded stops a
+TLS server at start with a line saying why; a plain server goes on serving, answers 503 to what
+needed it, and loads it at a later call once it can."""
 import os
+import re
 import subprocess
 
 from rivet_e2e import BIN, SLOW
 from test_tls_cli import make_cert
-from ws_e2e import WsConn
+from ws_e2e import WsConn, new_key, upgrade_request
 
 
 def openssl_mapped(pid: int) -> set[str]:
@@ -40,18 +42,49 @@ def test_a_server_with_tls_has_loaded_openssl_when_it_listens(rivet, tmp_path):
     assert openssl_mapped(server.proc.pid) == {"libssl.so", "libcrypto.so"}
 
 
-def test_a_libssl_that_cannot_be_loaded_stops_the_server_with_a_clear_line(tmp_path):
-    # The dynamic linker looks in LD_LIBRARY_PATH first: a libssl.so.3 there that is no ELF
-    # file fails dlopen as a damaged installation would.
+def broken_libssl(tmp_path):
+    """A directory for LD_LIBRARY_PATH whose libssl.so.3 is no ELF file: the dynamic linker
+    looks there first, and dlopen fails as on a damaged installation."""
     broken = tmp_path / "lib"
     broken.mkdir()
     (broken / "libssl.so.3").write_bytes(b"not a shared object\n")
+    return broken
+
+
+def test_a_libssl_that_cannot_be_loaded_stops_a_tls_server_at_start(tmp_path):
+    broken = broken_libssl(tmp_path)
     cert, key = make_cert(tmp_path)
     p = subprocess.run([str(BIN), "--port", "0", "--tls-port", "0", "--tls-cert", str(cert),
                         "--tls-key", str(key)], capture_output=True, text=True,
                        timeout=30 * SLOW, stdin=subprocess.DEVNULL,
                        env=dict(os.environ, LD_LIBRARY_PATH=str(broken)))
     assert p.returncode == 1, (p.returncode, p.stderr)
-    assert "rivet: cannot load OpenSSL (libssl.so.3): " in p.stderr, p.stderr
+    assert "cannot load OpenSSL (libssl.so.3): " in p.stderr, p.stderr
     assert str(broken / "libssl.so.3") in p.stderr, p.stderr
+    assert "rivet: TLS: " in p.stderr, p.stderr
     assert "listening" not in p.stdout, p.stdout
+
+
+def test_a_plain_server_that_cannot_load_libssl_answers_503_and_loads_it_later(rivet, tmp_path):
+    broken = broken_libssl(tmp_path)
+    server = rivet(env={"LD_LIBRARY_PATH": broken})
+    for _ in range(2):  # a failed load is not kept: each handshake tries again
+        ws = WsConn(server.host, server.port)
+        ws.send(upgrade_request("/ws/echo", new_key()))
+        r = ws.read_response()
+        assert r.status == 503, r
+        ws.close()
+    assert server.get("/hello").status == 200
+    assert server.alive()
+    assert "cannot load OpenSSL (libssl.so.3): " in server.stderr()
+
+    # Mended (the broken file gone, the system's found): the next handshake loads it.
+    (broken / "libssl.so.3").unlink()
+    ws = WsConn(server.host, server.port)
+    ws.open("/ws/echo")
+    ws.send_text("loaded")
+    assert ws.recv_message() == (1, b"loaded")
+    ws.close()
+    assert openssl_mapped(server.proc.pid) == {"libssl.so", "libcrypto.so"}
+    # Each failed handshake tried twice (EVP_sha1, then EVP_Digest).
+    assert re.search(r"OpenSSL loaded after [1-9]\d* failed attempts", server.stderr())

@@ -44,7 +44,9 @@ return {allowed, wait}
 )lua";
 
 std::string sha1_hex(std::string_view text) {
-    unsigned char digest[SHA_DIGEST_LENGTH];
+    // Zeros if SHA1 fails (the server's OpenSSL not loadable at this call): Redis then answers
+    // NOSCRIPT to that digest and the script goes by EVAL, as for a Redis that lacks it.
+    unsigned char digest[SHA_DIGEST_LENGTH] = {};
     SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
     std::string hex(SHA_DIGEST_LENGTH * 2, '0');
     for (int i = 0; i < SHA_DIGEST_LENGTH; ++i)

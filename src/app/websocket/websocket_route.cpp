@@ -101,12 +101,17 @@ void handshake(app::WebSocketRoute& route, Request& req, Response& res) {
             throw HttpError(400, "malformed Sec-WebSocket-Extensions");
     }
 
+    // Empty when the digest failed: no memory, or a server whose OpenSSL could not be loaded
+    // (src/server/openssl_on_use.cpp) at this call; the next handshake tries again.
+    const std::string accept = http::ws::accept_key(key);
+    if (accept.empty()) throw HttpError(503, "the handshake's key cannot be computed now");
+
     WebSocketUpgrade upgrade = detail::WebSocketCore::upgrade_of(req);
     if (route.behavior.on_upgrade) route.behavior.on_upgrade(upgrade);  // may refuse (throws)
     core->data = std::move(upgrade.data);
 
     res.header("Upgrade", "websocket");
-    res.header("Sec-WebSocket-Accept", http::ws::accept_key(key));
+    res.header("Sec-WebSocket-Accept", accept);
     if (!core->subprotocol.empty()) res.header("Sec-WebSocket-Protocol", core->subprotocol);
     if (deflate) res.header("Sec-WebSocket-Extensions", extension);
     auto hand_over = std::make_shared<detail::ResponseUpgrade>();
