@@ -32,6 +32,7 @@
 #include <strings.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -48,30 +49,41 @@ constexpr const char* kLibssl = "libssl.so.3";
 
 // The library's handle once loaded. A failed load is not kept: it may be passing (no descriptor
 // left under EMFILE, no memory), and the server must go on serving, so the call that met it fails
-// as OpenSSL's own calls fail (0 or null) and the next call tries again. The first failure and
+// as OpenSSL's own calls fail (0 or null), and a call a second or more later tries again; calls
+// in between fail at once rather than queue for dlopen one after another. The first failure and
 // the load that follows failures are logged; the ones between are counted.
+constexpr std::chrono::seconds kRetryAfter{1};
 std::atomic<void*> handle{nullptr};
+std::atomic<std::chrono::steady_clock::rep> next_try{0};  // steady_clock ticks
 std::mutex loading;
 unsigned failed_loads = 0;  // under `loading`
 
 void* libssl() {
     if (void* h = handle.load(std::memory_order_acquire)) return h;
-    std::lock_guard lock(loading);
-    if (void* h = handle.load(std::memory_order_relaxed)) return h;
-    void* h = dlopen(kLibssl, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        if (failed_loads++ == 0) {
-            const char* why = dlerror();
-            rivet::app::log_error(std::string("cannot load OpenSSL (") + kLibssl +
-                                  "): " + (why ? why : "not found") +
-                                  "; what needs it fails until a later call loads it");
+    const auto now = std::chrono::steady_clock::now();
+    if (now.time_since_epoch().count() < next_try.load(std::memory_order_relaxed)) return nullptr;
+    std::string said;  // logged after the lock: a slow log must not hold up other first calls
+    void* h = nullptr;
+    {
+        std::lock_guard lock(loading);
+        if ((h = handle.load(std::memory_order_relaxed))) return h;
+        h = dlopen(kLibssl, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            if (failed_loads > 0)
+                said = "OpenSSL loaded after " + std::to_string(failed_loads) + " failed attempts";
+            handle.store(h, std::memory_order_release);
+        } else {
+            next_try.store((now + kRetryAfter).time_since_epoch().count(),
+                           std::memory_order_relaxed);
+            if (failed_loads++ == 0) {
+                const char* why = dlerror();
+                said = std::string("cannot load OpenSSL (") + kLibssl +
+                       "): " + (why ? why : "not found") +
+                       "; what needs it fails until a later call loads it";
+            }
         }
-        return nullptr;
     }
-    if (failed_loads > 0)
-        rivet::app::log_warn("OpenSSL loaded after " + std::to_string(failed_loads) +
-                             " failed attempts");
-    handle.store(h, std::memory_order_release);
+    if (!said.empty()) (h ? rivet::app::log_warn : rivet::app::log_error)(said);
     return h;
 }
 
@@ -211,7 +223,6 @@ RIVET_ON_USE(OSSL_PARAM, OSSL_PARAM_construct_utf8_string, (const char* a0, char
 RIVET_ON_USE(EVP_PKEY*, PEM_read_bio_PrivateKey, (BIO* a0, EVP_PKEY** a1, pem_password_cb* a2, void* a3), (a0, a1, a2, a3))
 RIVET_ON_USE(X509*, PEM_read_bio_X509, (BIO* a0, X509** a1, pem_password_cb* a2, void* a3), (a0, a1, a2, a3))
 RIVET_ON_USE(int, RAND_bytes, (unsigned char* a0, int a1), (a0, a1))
-RIVET_ON_USE(unsigned char*, SHA1, (const unsigned char* a0, size_t a1, unsigned char* a2), (a0, a1, a2))
 RIVET_ON_USE(const char*, SSL_CIPHER_get_name, (const SSL_CIPHER* a0), (a0))
 RIVET_ON_USE(long, SSL_CTX_callback_ctrl, (SSL_CTX* a0, int a1, void (*a2)(void)), (a0, a1, a2))
 RIVET_ON_USE(long, SSL_CTX_ctrl, (SSL_CTX* a0, int a1, long a2, void* a3), (a0, a1, a2, a3))
