@@ -21,9 +21,9 @@ TEST(SharedRateLimit, EndpointIsAnAddressAndAPort) {
 }
 
 TEST(SharedRateLimit, RefusesWhatIsNotHostColonPort) {
-    for (const char* bad : {"", "127.0.0.1", ":6379", "127.0.0.1:", "127.0.0.1:0",
-                            "127.0.0.1:65536", "127.0.0.1:63x9", "redis.local:6379",
-                            "[::1:6379", "::1:6379x"})
+    for (const char* bad :
+         {"", "127.0.0.1", ":6379", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+          "127.0.0.1:63x9", "redis.local:6379", "[::1:6379", "::1:6379x"})
         EXPECT_FALSE(SharedRateLimit::parse_endpoint(bad)) << bad;
 }
 
