@@ -45,6 +45,9 @@ declare -A need=(
   # the shared rate limit's tests start (tests/e2e/redis_server.py: a temp dir, a free port).
   [libhiredis-dev]=/usr/include/hiredis/async.h
   [redis-server]=/usr/bin/redis-server
+  # The load `make test` must pass beside (CONTRIBUTING: `stress-ng --cpu 2`), so that a run
+  # on a busy machine can be reproduced here.
+  [stress-ng]=/usr/bin/stress-ng
 )
 
 missing=()
