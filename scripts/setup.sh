@@ -45,8 +45,7 @@ declare -A need=(
   # the shared rate limit's tests start (tests/e2e/redis_server.py: a temp dir, a free port).
   [libhiredis-dev]=/usr/include/hiredis/async.h
   [redis-server]=/usr/bin/redis-server
-  # The load `make test` must pass beside (CONTRIBUTING: `stress-ng --cpu 2`), so that a run
-  # on a busy machine can be reproduced here.
+  # `make test-busy`: the suite beside `stress-ng --cpu N`, as on a busy laptop or CI runner.
   [stress-ng]=/usr/bin/stress-ng
 )
 
