@@ -107,7 +107,10 @@ def start_seen_ready(srv: RivetServer, notify: NotifySocket) -> Message:
     started = threading.Thread(target=srv.start)
     started.start()
     ready = notify.until(lambda m: "READY" in m, "READY=1")
-    printed = srv.stdout() if srv.proc else ""  # what stdout held when READY arrived
+    # What stdout held when READY arrived. Not guarded by srv.proc: on a loaded machine the
+    # server can send READY before the starting thread has stored Popen's result (a run beside
+    # stress-ng read "" so); stdout's file is named before the server is started.
+    printed = srv.stdout()
     started.join()
     assert LISTEN_RE.search(printed), printed
     assert ready.fields["READY"] == "1"
