@@ -47,6 +47,8 @@ declare -A need=(
   [redis-server]=/usr/bin/redis-server
   # `make test-busy`: the suite beside `stress-ng --cpu N`, as on a busy laptop or CI runner.
   [stress-ng]=/usr/bin/stress-ng
+  # make test's four builds share what did not change (CMakeLists.txt, RIVET_CCACHE).
+  [ccache]=/usr/bin/ccache
 )
 
 missing=()

@@ -71,7 +71,9 @@ std::string_view without_port(std::string_view authority) {
 
 std::string url_host(std::string_view host) {
     if (host.find(':') == host.npos) return std::string(host);
-    return "[" + std::string(host) + "]";
+    std::string bracketed = "[";
+    bracketed.append(host).append("]");
+    return bracketed;
 }
 
 std::string https_location(std::string_view authority, std::string_view listener_host,

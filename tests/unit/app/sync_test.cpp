@@ -160,7 +160,9 @@ TEST_F(SyncTest, AChannelCarriesItemsInOrderWithBackpressureAndEndsWhenClosed) {
     // Backpressure: the third send completes only after the first receive.
     EXPECT_LT(body.find("r1 "), body.find("s3 ")) << body;
     for (int i = 1; i <= 5; ++i)
-        EXPECT_NE(body.find("r" + std::to_string(i) + " "), std::string::npos) << body;
+        EXPECT_NE(body.find(std::string("r").append(std::to_string(i)).append(" ")),
+                  std::string::npos)
+            << body;
 }
 
 }  // namespace

@@ -248,7 +248,7 @@ TEST_F(WebSocketTest, HandlesSendFromAnotherThread) {
         h = handles.at(0);
     }
     std::thread([h] {
-        for (int i = 0; i < 100; ++i) h.send("n" + std::to_string(i));
+        for (int i = 0; i < 100; ++i) h.send(std::string("n").append(std::to_string(i)));
     }).join();
     for (int i = 0; i < 100; ++i) {
         auto f = c.read_message();

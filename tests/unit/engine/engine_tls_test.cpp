@@ -110,7 +110,7 @@ TEST_F(EngineTls, PipelinedRequestsAreAnsweredInOrder) {
     TlsClient c(raw->fd());
     ASSERT_TRUE(c.handshake());
     std::string all;
-    for (int i = 0; i < 20; ++i) all += get("/" + std::to_string(i));
+    for (int i = 0; i < 20; ++i) all += get(std::string("/").append(std::to_string(i)));
     c.send(all);
     auto r = c.read_responses(20);
     ASSERT_EQ(r.size(), 20u);

@@ -102,14 +102,15 @@ TEST(EngineWaitingStream, WokenFromAnotherThread) {
     ASSERT_TRUE(c->read_until("\r\n\r\n"));  // the head: the producer ran once
     constexpr int kPieces = 50;
     std::thread worker([&] {
-        for (int i = 0; i < kPieces; ++i) feed->push("p" + std::to_string(i) + ";");
+        for (int i = 0; i < kPieces; ++i)
+            feed->push(std::string("p").append(std::to_string(i)).append(";"));
         feed->push("", true);
     });
     auto got = c->read_responses(2);
     worker.join();
     ASSERT_EQ(got.size(), 2u);
     std::string want;
-    for (int i = 0; i < kPieces; ++i) want += "p" + std::to_string(i) + ";";
+    for (int i = 0; i < kPieces; ++i) want.append("p").append(std::to_string(i)).append(";");
     EXPECT_EQ(got[0].body, want);
     // No spinning: besides the first call, at most two per wake (the wake's own resume, and
     // one more when a wake lands while the producer is being called).

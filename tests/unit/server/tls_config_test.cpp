@@ -33,7 +33,8 @@ std::vector<std::string> problems_of(const std::string& more) {
 std::string only_problem(const std::string& text) {
     Config c = default_config();
     auto problems = apply_config_text(text, "f.json", c);
-    if (problems.size() != 1) return "(" + std::to_string(problems.size()) + " problems)";
+    if (problems.size() != 1)
+        return std::string("(").append(std::to_string(problems.size())).append(" problems)");
     EXPECT_TRUE(c.run.tls.certificates.empty()) << "a refused file was applied";
     return problems[0];
 }

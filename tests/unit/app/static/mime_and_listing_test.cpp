@@ -145,7 +145,7 @@ size_t rows(const std::string& page) {
 
 TEST(ListingPage, CutsPastItsBoundAndSaysSo) {
     testing::TempDir dir;
-    for (int i = 0; i < 6; ++i) dir.write("f" + std::to_string(i), "x");
+    for (int i = 0; i < 6; ++i) dir.write(std::string("f").append(std::to_string(i)), "x");
     dir.write(".hidden", "x");  // never listed, never counted
     SteppedPage whole = step_through(dir, 6);
     EXPECT_EQ(rows(whole.text), 6u);
