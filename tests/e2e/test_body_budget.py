@@ -7,7 +7,7 @@ import re
 import threading
 import time
 
-from ops_e2e import write_config
+from ops_e2e import wait_for, write_config
 from rivet_e2e import SLOW
 
 BODY = 4 * 1024 * 1024
@@ -49,15 +49,11 @@ def test_concurrent_uploads_over_a_small_budget_all_complete(rivet, tmp_path):
     assert results == [(200, True)] * 20
     assert max(held) <= 2 * BODY + 1024, held
     # The last answers' share comes back once they are written, perhaps on the other loop.
-    deadline = time.monotonic() + 30
-    while True:
+    def both_zero():
         metrics = srv.get("/metrics").text
-        if ("rivet_request_body_bytes_buffered 0\n" in metrics
-                and "rivet_request_bodies_waiting 0\n" in metrics) or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    assert "rivet_request_body_bytes_buffered 0\n" in metrics
-    assert "rivet_request_bodies_waiting 0\n" in metrics
+        return (gauge(metrics, "rivet_request_body_bytes_buffered") == 0
+                and gauge(metrics, "rivet_request_bodies_waiting") == 0)
+    wait_for(both_zero, 30, "the body budget's gauges back to 0")
 
 
 def test_budget_below_one_byte_is_refused(rivet, tmp_path):

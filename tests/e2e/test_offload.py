@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from ops_e2e import wait_for
 from rivet_e2e import Closed, build_request, work_result
 
 HEAVY = 1_000_000_000  # ~0.3 s of one worker in a release build
@@ -46,24 +47,17 @@ def gauge(srv, name: str) -> int:
     return int(m.group(1))
 
 
-def wait_until(what: str, predicate) -> None:
-    deadline = time.monotonic() + 30
-    while not predicate():
-        assert time.monotonic() < deadline, f"waited 30 s for {what}"
-        time.sleep(0.02)
-
-
 def test_queue_full_503_keeps_connection_usable(rivet):
     srv = rivet(args=("--threads", "1", "--workers", "1", "--queue", "1"))
     with srv.connect(timeout=60) as a, srv.connect(timeout=60) as b, srv.connect(timeout=60) as c:
         # Two seconds of the worker's own CPU time: a loaded machine only makes them longer.
         a.send(build_request("GET", "/cpu?ms=2000"))
         # The worker has taken it (in flight, besides the scrape, and the queue empty) ...
-        wait_until("a on the worker", lambda: gauge(srv, "rivet_http_requests_in_flight") >= 2
-                   and gauge(srv, "rivet_worker_queue_depth") == 0)
+        wait_for(lambda: gauge(srv, "rivet_http_requests_in_flight") >= 2
+                 and gauge(srv, "rivet_worker_queue_depth") == 0, 30, "a on the worker")
         b.send(build_request("GET", "/work?n=1000"))
         # ... b waits in the queue ...
-        wait_until("b in the queue", lambda: gauge(srv, "rivet_worker_queue_depth") == 1)
+        wait_for(lambda: gauge(srv, "rivet_worker_queue_depth") == 1, 30, "b in the queue")
         c.send(build_request("GET", "/work?n=1000"))  # ... and c finds it full
         rs = [conn.read_response() for conn in (a, b, c)]
         assert [r.status for r in rs] == [200, 200, 503], rs

@@ -8,37 +8,32 @@ import time
 
 import pytest
 
+from ops_e2e import wait_for
 from rivet_e2e import SLOW, build_request
 
 ONE = ("--threads", "1", "--workers", "1")
 
 
-def cancelled_total(srv) -> int:
+def metric_value(srv, name: str) -> int:
     r = srv.get("/metrics")
     assert r.status == 200, r
-    m = re.search(r"^rivet_handlers_cancelled_total (\d+)$", r.text, re.M)
-    assert m, r.text
+    m = re.search(rf"^{name} (\d+)$", r.text, re.M)
+    assert m, (name, r.text[:500])
     return int(m.group(1))
 
 
+def cancelled_total(srv) -> int:
+    return metric_value(srv, "rivet_handlers_cancelled_total")
+
+
 def wait_cancelled(srv, n: int) -> None:
-    deadline = time.monotonic() + 30 * SLOW
-    while cancelled_total(srv) < n:
-        assert time.monotonic() < deadline, f"{cancelled_total(srv)} cancelled, not {n}"
-        time.sleep(0.02)
+    wait_for(lambda: cancelled_total(srv) >= n, 30, f"{n} cancelled handlers")
 
 
 def wait_in_flight(srv, n: int) -> None:
     """Until n requests besides the scrape itself are in flight (read, not answered)."""
-    deadline = time.monotonic() + 30 * SLOW
-    while True:
-        r = srv.get("/metrics")
-        m = re.search(r"^rivet_http_requests_in_flight (\d+)$", r.text, re.M)
-        assert m, r.text
-        if int(m.group(1)) - 1 >= n:
-            return
-        assert time.monotonic() < deadline, f"{n} requests in flight: {r.text}"
-        time.sleep(0.02)
+    wait_for(lambda: metric_value(srv, "rivet_http_requests_in_flight") - 1 >= n, 30,
+             f"{n} requests in flight")
 
 
 def test_100_concurrent_timer_waits_on_one_loop_while_hello_keeps_answering(rivet):
@@ -126,14 +121,6 @@ def test_waiting_routes_refuse_bad_input(rivet):
         assert r.status == 400, (target, r)
     r = srv.get("/wait?ms=0")
     assert r.status == 200 and r.json()["asked_ms"] == 0, r
-
-
-def metric_value(srv, name: str) -> int:
-    r = srv.get("/metrics")
-    assert r.status == 200, r
-    m = re.search(rf"^{name} (\d+)$", r.text, re.M)
-    assert m, (name, r.text[:500])
-    return int(m.group(1))
 
 
 @pytest.mark.parametrize("leaving", ["/cpu?ms=10000", "/fibonacci?number=300000"],
