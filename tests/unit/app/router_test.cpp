@@ -362,3 +362,53 @@ TEST(Router, MoveKeepsRoutes) {
     c = std::move(b);
     EXPECT_EQ(get(c, "/x/1"), 1);
 }
+
+// Parameterless patterns are found by their whole path before the tree is walked; what that
+// finds must be what the walk finds, however later patterns reshape the tree.
+TEST(Router, WholePathLookupAgreesWithTheWalk) {
+    Router r;
+    r.add(Method::Get, "/hello", 1);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    // Each of these splits the edge "/hello" ended on: its route end moves to a new node.
+    r.add(Method::Post, "/hel/:id", 2);  // split by a pattern with a parameter
+    EXPECT_EQ(get(r, "/hello"), 1);
+    EXPECT_EQ(get(r, "/hel/9", Method::Post), 2);
+    r.add(Method::Get, "/he", 3);
+    r.add(Method::Get, "/help", 4);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    EXPECT_EQ(get(r, "/he"), 3);
+    EXPECT_EQ(get(r, "/help"), 4);
+    EXPECT_EQ(get(r, "/hel"), -1);  // an interior node, no route of its own
+
+    // The whole path's route end lacks the method: the walk goes on to the parameter.
+    r.add(Method::Get, "/a/b", 5);
+    r.add(Method::Post, "/a/:x", 6);
+    EXPECT_EQ(get(r, "/a/b", Method::Post), 6);
+    auto m = r.find(Method::Post, "/a/b");
+    EXPECT_EQ(m.params.get("x"), "b");
+    EXPECT_EQ(m.allowed, bits({Method::Post}));
+    m = r.find(Method::Get, "/a/b");
+    ASSERT_EQ(m.kind, Kind::Found);
+    EXPECT_EQ(m.allowed, bits({Method::Get, Method::Head}));
+    EXPECT_EQ(m.params.size, 0u);
+    m = r.find(Method::Delete, "/a/b");
+    ASSERT_EQ(m.kind, Kind::MethodNotAllowed);
+    EXPECT_EQ(m.allowed, bits({Method::Get, Method::Head, Method::Post}));
+
+    // HEAD: the GET of the whole path's route end, else whatever the walk finds further on.
+    r.add(Method::Post, "/c/d", 7);
+    r.add(Method::Get, "/c/:y", 8);
+    EXPECT_EQ(get(r, "/a/b", Method::Head), 5);
+    EXPECT_EQ(get(r, "/c/d", Method::Head), 8);
+
+    // The same path for a second method is one entry; many paths grow the table.
+    r.add(Method::Put, "/hello", 9);
+    for (int i = 0; i < 200; ++i) r.add(Method::Get, "/p" + std::to_string(i), RouteId(100 + i));
+    for (int i = 0; i < 200; ++i) EXPECT_EQ(get(r, "/p" + std::to_string(i)), 100 + i) << i;
+    EXPECT_EQ(get(r, "/hello", Method::Put), 9);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    EXPECT_EQ(get(r, "/p200"), -1);
+
+    Router moved(std::move(r));
+    EXPECT_EQ(get(moved, "/help"), 4);
+}
