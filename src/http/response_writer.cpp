@@ -35,10 +35,50 @@ private:
 
 const StatusLines kStatusLines;
 
-void append_status_line(std::string& out, int status) {
+std::string_view status_line(int status) {
     if (status < 100 || status > 599) status = 500;  // Response::status() refuses these anyway
-    out.append(kStatusLines[status]);
+    return kStatusLines[status];
 }
+
+void append_status_line(std::string& out, int status) {
+    out.append(status_line(status));
+}
+
+// Up to this size a Bytes body is gathered with the head; past it, appended by itself.
+constexpr size_t kShortBody = 128;
+
+// A response head is a dozen short pieces. Each std::string::append is an out-of-line call that
+// checks the capacity and then calls memcpy; gathered here and appended once, a piece costs the
+// memcpy alone. Pieces that do not fit go to `out` in order, so any size is written correctly.
+class Gather {
+public:
+    explicit Gather(std::string& out) : out_(out) {}
+    Gather(const Gather&) = delete;
+    Gather& operator=(const Gather&) = delete;
+
+    [[gnu::always_inline]] void put(std::string_view s) {
+        if (s.size() > kRoom - len_) {
+            flush();
+            if (s.size() > kRoom) return (void)out_.append(s);
+        }
+        std::memcpy(buf_ + len_, s.data(), s.size());
+        len_ += s.size();
+    }
+    [[gnu::always_inline]] void put_uint(uint64_t v) {
+        if (kRoom - len_ < 20) flush();  // 20 digits: the longest uint64_t
+        len_ = size_t(std::to_chars(buf_ + len_, buf_ + kRoom, v).ptr - buf_);
+    }
+    void flush() {
+        out_.append(buf_, len_);
+        len_ = 0;
+    }
+
+private:
+    static constexpr size_t kRoom = 512;
+    std::string& out_;
+    size_t len_ = 0;
+    char buf_[kRoom];
+};
 
 void append_connection(std::string& out, const Framing& framing) {
     if (!framing.keep_alive)
@@ -200,53 +240,60 @@ bool trailer_field_allowed(std::string_view name) {
 
 void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block) {
-    append_status_line(out, res.status);
-    out.append(date_block);
+    Gather g(out);
+    g.put(status_line(res.status));
+    g.put(date_block);
     std::string_view type = res.content_type;
     bool has_body = status_has_body(res.status);
     if (!type.empty() && has_body) {
-        out.append("Content-Type: ", 14);
-        out.append(type);
-        out.append("\r\n", 2);
+        g.put("Content-Type: ");
+        g.put(type);
+        g.put("\r\n");
     }
     bool announced = false;  // a Trailer field the handler set itself
     for (auto& [name, value] : res.fields) {
-        out.append(name);
-        out.append(": ", 2);
-        out.append(value);
-        out.append("\r\n", 2);
+        g.put(name);
+        g.put(": ");
+        g.put(value);
+        g.put("\r\n");
         if (res.trailers && iequals(name, "Trailer")) announced = true;
     }
     using Body = ResponseHead::Body;
     const bool chunked = chunked_body(res, framing);
     if (chunked) {
-        out.append("Transfer-Encoding: chunked\r\n");
+        g.put("Transfer-Encoding: chunked\r\n");
         if (res.trailers && !res.trailers->empty() && !announced) {
             // The names known now (RFC 9110 §6.6.2): a recipient may use them to decide whether
             // to wait for the trailers. Fields added later are sent unannounced.
-            out.append("Trailer: ", 9);
+            g.put("Trailer: ");
             bool first = true;
             for (auto& field : *res.trailers) {
-                if (!first) out.append(", ", 2);
-                out.append(field.first);
+                if (!first) g.put(", ");
+                g.put(field.first);
                 first = false;
             }
-            out.append("\r\n", 2);
+            g.put("\r\n");
         }
     } else if (has_body && res.body_kind != Body::Streamed) {
-        out.append("Content-Length: ", 16);
-        append_uint(out, res.body_kind == Body::Sized ? res.content_length : res.body.size());
-        out.append("\r\n", 2);
+        g.put("Content-Length: ");
+        g.put_uint(res.body_kind == Body::Sized ? res.content_length : res.body.size());
+        g.put("\r\n");
     }
     if (res.status == 101 && framing.keep_alive)  // the connection goes on in the new protocol
-        out.append("Connection: Upgrade\r\n");
-    else
-        append_connection(out, framing);
-    out.append("\r\n", 2);
-    if (!has_body || framing.head_only) return;
-    if (!chunked) {
-        if (res.body_kind == Body::Bytes) out.append(res.body);
-    } else if (res.body_kind == Body::Bytes) {  // with trailers: all of it is known now
+        g.put("Connection: Upgrade\r\n");
+    else if (!framing.keep_alive)
+        g.put("Connection: close\r\n");
+    else if (framing.version_minor == 0)
+        g.put("Connection: keep-alive\r\n");
+    g.put("\r\n");
+    const bool bytes_follow =
+        has_body && !framing.head_only && !chunked && res.body_kind == Body::Bytes;
+    // A short body rides along; a long one is not copied twice.
+    if (bytes_follow && res.body.size() <= kShortBody) g.put(res.body);
+    g.flush();
+    if (bytes_follow && res.body.size() > kShortBody) return (void)out.append(res.body);
+    if (!has_body || framing.head_only || !chunked) return;
+    if (res.body_kind == Body::Bytes) {  // with trailers: all of it is known now
         append_chunk(out, res.body);
         append_last_chunk(out, *res.trailers);
     } else if (res.body_kind == Body::Sized) {  // with trailers: one chunk, the caller's bytes

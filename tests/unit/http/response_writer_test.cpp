@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <span>
+#include <string>
+#include <vector>
 
 using rivet::http::DateCache;
 using rivet::http::Framing;
@@ -46,6 +49,31 @@ TEST(ResponseWriter, PlainResponse) {
               "HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
               "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 13\r\n\r\n"
               "Hello, World!");
+}
+
+// The head is gathered in a 512-byte buffer and short bodies with it: heads and bodies on either
+// side of those sizes, after bytes already in the output, come out whole and in order.
+TEST(ResponseWriter, LongHeadsAndBodiesOfEverySizeComeOutInOrder) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (int i = 0; i < 12; ++i)
+        fields.emplace_back("X-Field-" + std::to_string(i), std::string(size_t(i) * 37, 'v'));
+    fields.emplace_back("X-Long", std::string(700, 'w'));  // longer than the buffer alone
+    for (size_t nfields : {size_t(0), size_t(3), size_t(12), fields.size()}) {
+        for (size_t body_size : {0, 1, 127, 128, 129, 511, 512, 513, 5000}) {
+            const std::string body(body_size, 'b');
+            ResponseHead res = text(body);
+            res.fields = std::span(fields).first(nfields);
+            std::string want =
+                "earlier bytes|HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\n";
+            for (size_t i = 0; i < nfields; ++i)
+                want += fields[i].first + ": " + fields[i].second + "\r\n";
+            want += "Content-Length: " + std::to_string(body_size) + "\r\n\r\n" + body;
+            std::string out = "earlier bytes|";
+            rivet::http::write_response(out, res, Framing{}, kDate);
+            EXPECT_EQ(out, want) << nfields << " fields, a body of " << body_size;
+        }
+    }
 }
 
 TEST(ResponseWriter, HeadKeepsLengthDropsBody) {
