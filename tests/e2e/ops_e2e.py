@@ -52,7 +52,9 @@ def get(target: str, headers=None) -> bytes:
     return build_request("GET", target, headers=headers)
 
 
-def wait_for(predicate, timeout: float = 5.0, what: str = "condition"):
+# 30 s: a deadline for an event, returned from as soon as it happens; a loaded machine may need
+# more than a few seconds for a reload or a restart.
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
     deadline = time.monotonic() + timeout * SLOW
     while True:
         value = predicate()

@@ -98,7 +98,8 @@ def test_a_waiting_stream_costs_no_cpu_and_its_loop_serves_others(rivet):
         start = time.monotonic()
         r = srv.get("/hello")  # the same (only) loop
         served_in = time.monotonic() - start
-        assert r.status == 200 and served_in < 1.0 * SLOW, served_in
+        # Not behind the minute the stream waits (10 s of room for a loaded machine).
+        assert r.status == 200 and served_in < 10 * SLOW, served_in
         time.sleep(2.0)
         used = cpu_seconds(srv.proc.pid) - before
         # A spinning producer burned a whole core (53 million calls in 3 s); waiting costs

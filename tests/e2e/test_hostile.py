@@ -164,16 +164,17 @@ def test_request_received_before_sigterm_is_answered(rivet):
     from rivet_e2e import build_request
     outcomes = []
     for run in range(3):
-        # --inline-heavy: /work runs on the loop, which it holds. (An 8 MB /json document did,
+        # --inline-heavy: /calc runs on the loop, which it holds. (An 8 MB /json document did,
         # before req.json() refused documents over 1 MiB.)
-        srv = rivet(args=("--threads", "1", "--workers", "1", "--inline-heavy"))
-        a = srv.connect()
+        srv = rivet(args=("--threads", "1", "--workers", "1", "--inline-heavy",
+                          "--drain-timeout", "60"))
+        a = srv.connect(timeout=60)
         assert a.request("GET", "/hello").status == 200
-        b = srv.connect()
-        post = build_request("GET", "/work?n=1000000000")  # the most /work takes
+        b = srv.connect(timeout=60)
+        # About 1.5 s of work on a quiet machine, longer on a busy one (/work's most is 0.3 s).
+        post = build_request("GET", "/calc?value=0.5&terms=50000000")
         # All but the last byte first, read by the server; then the last byte: once the server
-        # has read it too, the loop is running the work (some 300 ms on a quiet machine, longer
-        # on a busy one).
+        # has read it too, the loop is running the work.
         b.send(post[:-1])
         client_port = b.sock.getsockname()[1]
         all_read = lambda: unsent(b.sock) == 0 and server_unread(srv.port, client_port) == 0
@@ -186,13 +187,13 @@ def test_request_received_before_sigterm_is_answered(rivet):
         time.sleep(0.005)
         srv.send_signal(signal.SIGTERM)
         assert b.read_response().status == 200
-        raw, closed = a.read_until_close(5)
+        raw, closed = a.read_until_close(10 * SLOW)
         outcomes.append(raw[:120])
         assert raw.startswith(b"HTTP/1.1 200 ") and b"Connection: close" in raw, (run, outcomes)
         assert closed
         a.close()
         b.close()
-        assert srv.wait(15 * SLOW) == 0
+        assert srv.wait(60 * SLOW) == 0
 
 
 # ---------------------------------------------------------------------------------------------

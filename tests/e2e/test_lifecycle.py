@@ -29,9 +29,10 @@ def test_sigterm_idle_exits_zero(server):
         t0 = time.monotonic()
         server.send_signal(signal.SIGTERM)
         # The idle keep-alive connection is closed at once, without a response.
-        assert c.closed_by_peer(3), "idle connection not closed by the drain"
-    assert server.wait(5 * SLOW) == 0
-    assert time.monotonic() - t0 < 3 * SLOW
+        assert c.closed_by_peer(10), "idle connection not closed by the drain"
+    assert server.wait(10 * SLOW) == 0
+    # Well before the 10 s drain timeout: nothing was left to wait for.
+    assert time.monotonic() - t0 < 8 * SLOW
     assert "draining" in server.stdout()
 
 
@@ -47,11 +48,13 @@ def test_sigterm_with_no_connection_ever(server):
 
 
 def test_drain_finishes_in_flight_and_queued_offloaded_requests(rivet):
-    srv = rivet(args=("--threads", "1", "--workers", "1"))
-    with srv.connect(timeout=30) as a, srv.connect(timeout=30) as b, srv.connect() as idle:
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--drain-timeout", "60"))
+    with srv.connect(timeout=60) as a, srv.connect(timeout=60) as b, srv.connect() as idle:
         assert idle.request("GET", "/healthz").body == b"ok"
-        a.send(build_request("GET", "/work?n=1000000000"))
-        b.send(build_request("GET", "/work?n=999999999"))  # waits in the queue behind a
+        # Seconds of the worker's own CPU time: a loaded machine only makes them longer, so a is
+        # still running and b still queued when the signal comes.
+        a.send(build_request("GET", "/cpu?ms=1000"))
+        b.send(build_request("GET", "/cpu?ms=999"))  # waits in the queue behind a
         time.sleep(0.1)
         srv.send_signal(signal.SIGTERM)
         assert idle.closed_by_peer(3)
@@ -59,10 +62,10 @@ def test_drain_finishes_in_flight_and_queued_offloaded_requests(rivet):
         ra = a.read_response()
         rb = b.read_response()
         assert a.closed_by_peer(3) and b.closed_by_peer(3)
-    assert ra.status == 200 and ra.json() == {"n": 1000000000, "result": work_result(1000000000)}
-    assert rb.status == 200 and rb.json() == {"n": 999999999, "result": work_result(999999999)}
+    assert ra.status == 200 and ra.json()["cpu_ms"] == 1000, ra
+    assert rb.status == 200 and rb.json()["cpu_ms"] == 999, rb
     assert ra.closes and rb.closes, (ra, rb)
-    assert srv.wait(10 * SLOW) == 0
+    assert srv.wait(60 * SLOW) == 0
 
 
 def test_drain_answers_request_whose_body_is_still_arriving(server):
@@ -165,15 +168,16 @@ def test_sigterm_during_load(server):
 
 
 def test_drain_answers_every_request_already_read(rivet):
-    srv = rivet(args=("--threads", "1", "--workers", "1"))
-    with srv.connect(timeout=30) as c:
-        c.send(build_request("GET", "/work?n=1000000000") + build_request("GET", "/hello") +
+    srv = rivet(args=("--threads", "1", "--workers", "1", "--drain-timeout", "60"))
+    with srv.connect(timeout=60) as c:
+        # The first runs for a second of the worker's CPU time, longer on a loaded machine.
+        c.send(build_request("GET", "/cpu?ms=1000") + build_request("GET", "/hello") +
                build_request("POST", "/echo", body=b"side effect"))
         time.sleep(0.1)  # all three are read and dispatched; the first is on the worker
         srv.send_signal(signal.SIGTERM)
-        raw, closed = c.read_until_close(10)
+        raw, closed = c.read_until_close(60)
     rs = parse_responses(raw)
     assert [r.status for r in rs] == [200, 200, 200], rs
     assert rs[1].body == b"Hello, World!" and rs[2].body == b"side effect"
     assert rs[2].closes and closed
-    assert srv.wait(10 * SLOW) == 0
+    assert srv.wait(60 * SLOW) == 0

@@ -1,4 +1,5 @@
 """The worker pool: offloaded routes do not block the I/O loop; a full queue answers 503."""
+import re
 import threading
 import time
 
@@ -38,13 +39,32 @@ def test_queue_full_503_with_retry_after(rivet):
     assert r.status == 200 and r.json() == {"n": 1000, "result": work_result(1000)}
 
 
+def gauge(srv, name: str) -> int:
+    r = srv.get("/metrics")
+    m = re.search(rf"^{name} (\d+)$", r.text, re.M)
+    assert m, (name, r.text[:500])
+    return int(m.group(1))
+
+
+def wait_until(what: str, predicate) -> None:
+    deadline = time.monotonic() + 30
+    while not predicate():
+        assert time.monotonic() < deadline, f"waited 30 s for {what}"
+        time.sleep(0.02)
+
+
 def test_queue_full_503_keeps_connection_usable(rivet):
     srv = rivet(args=("--threads", "1", "--workers", "1", "--queue", "1"))
-    with srv.connect(timeout=30) as a, srv.connect(timeout=30) as b, srv.connect(timeout=30) as c:
-        a.send(build_request("GET", "/work?n=1000000000"))
-        time.sleep(0.1)  # the worker has taken it: b waits in the queue, c finds it full
-        b.send(build_request("GET", "/work?n=1000000000"))
-        c.send(build_request("GET", "/work?n=1000000000"))
+    with srv.connect(timeout=60) as a, srv.connect(timeout=60) as b, srv.connect(timeout=60) as c:
+        # Two seconds of the worker's own CPU time: a loaded machine only makes them longer.
+        a.send(build_request("GET", "/cpu?ms=2000"))
+        # The worker has taken it (in flight, besides the scrape, and the queue empty) ...
+        wait_until("a on the worker", lambda: gauge(srv, "rivet_http_requests_in_flight") >= 2
+                   and gauge(srv, "rivet_worker_queue_depth") == 0)
+        b.send(build_request("GET", "/work?n=1000"))
+        # ... b waits in the queue ...
+        wait_until("b in the queue", lambda: gauge(srv, "rivet_worker_queue_depth") == 1)
+        c.send(build_request("GET", "/work?n=1000"))  # ... and c finds it full
         rs = [conn.read_response() for conn in (a, b, c)]
         assert [r.status for r in rs] == [200, 200, 503], rs
         # The 503 is an ordinary answer: the same connection serves the next request.
@@ -85,15 +105,17 @@ def test_offloaded_work_does_not_block_the_io_loop(rivet):
 
 def test_inline_heavy_runs_handlers_on_the_io_loop(rivet):
     # The concurrency model bench/models.py compares: with --inline-heavy the slow handler
-    # holds the only I/O loop, so /hello on another connection waits until /work is answered.
+    # holds the only I/O loop, so /hello on another connection waits until it is answered.
     srv = rivet(args=("--threads", "1", "--workers", "1", "--inline-heavy"))
-    with srv.connect(timeout=30) as slow, srv.connect(timeout=30) as fast:
-        slow.send(build_request("GET", f"/work?n={HEAVY}"))
+    with srv.connect(timeout=60) as slow, srv.connect(timeout=60) as fast:
+        # About 1.5 s on a quiet machine (/work's most, 0.3 s, can end before a loaded machine
+        # has run the next lines).
+        slow.send(build_request("GET", "/calc?value=0.5&terms=50000000"))
         time.sleep(0.05)
         fast.send(build_request("GET", "/hello"))
-        assert fast.nothing_within(0.1), "/hello was answered while the loop ran /work"
+        assert fast.nothing_within(0.1), "/hello was answered while the loop ran /calc"
         r = slow.read_response()
-        assert r.status == 200 and r.json() == {"n": HEAVY, "result": work_result(HEAVY)}
+        assert r.status == 200 and r.json()["terms"] == 50000000, r
         assert fast.read_response().body == b"Hello, World!"
 
 

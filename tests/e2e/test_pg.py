@@ -134,15 +134,19 @@ def test_the_wait_queue_is_bounded_past_it_503_with_retry_after(start_server):
 
 def test_a_queued_query_whose_client_leaves_gives_its_place_back(start_server, cluster):
     srv = start_server(max_connections=1, max_waiters=4, threads=1)
-    holder = threading.Thread(target=lambda: call(srv, "GET", "/sleep?s=1"))
-    holder.start()
+    # The holder's query runs until the holder leaves, not for a time a loaded machine could
+    # outlast before the queued query is seen waiting (a 1 s sleep once could).
+    holder = socket.create_connection((srv.host, srv.port), timeout=10 * SLOW)
+    holder.sendall(b"GET /sleep?s=60 HTTP/1.1\r\nHost: pg\r\n\r\n")
     wait_for(lambda: sleeping_backends(cluster), 20, "the one connection to be busy")
     queued = socket.create_connection((srv.host, srv.port), timeout=10 * SLOW)
     queued.sendall(b"GET /count HTTP/1.1\r\nHost: pg\r\n\r\n")
     wait_for(lambda: stats(srv)["waiting"] == 1, 20, "a query in the queue")
     queued.close()  # cancelled while it waits: out of the queue
     wait_for(lambda: stats(srv)["waiting"] == 0, 20, "the queue to empty")
-    holder.join(30 * SLOW)
+    holder.close()  # its query is cancelled too (test_a_client_that_leaves_cancels_its_query)
+    wait_for(lambda: not sleeping_backends(cluster), 20, "the holder's query to be cancelled")
+    wait_for(lambda: stats(srv)["cleaning"] == 0, 20, "the cleaning to end")
     # The slot it waited for went on: the one connection serves the next query.
     assert call(srv, "GET", "/count")[0] == 200
     s = stats(srv)
@@ -233,8 +237,10 @@ def test_listen_notify(start_server, cluster):
     got = {}
     t = threading.Thread(target=lambda: got.update(r=call(srv, "GET", "/listen?channel=feed_t")))
     t.start()
+    # Idle: the LISTEN has committed (the query shows from its start), so a NOTIFY reaches it.
     wait_for(lambda: cluster.sql("select count(*) from pg_stat_activity "
-                                 "where query = 'LISTEN \"feed_t\"'") == "1", 20, "the LISTEN")
+                                 "where query = 'LISTEN \"feed_t\"' and state = 'idle'") == "1",
+             20, "the LISTEN")
     assert call(srv, "POST", "/notify?channel=feed_t", "note 7 changed")[0] == 200
     t.join(20 * SLOW)
     status, body, _ = got["r"]

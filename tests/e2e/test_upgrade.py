@@ -208,7 +208,10 @@ def test_usr2_runs_the_file_a_repointed_symlink_names(upgraded, tmp_path, monkey
     new = u.wait_for_new_pid(u.first)
     assert os.readlink(f"/proc/{new}/exe") == str(second)
     named = f"{workdir}/{program}" if started_as == "relative" else link  # not resolved
-    assert f"upgrade: started {named} as pid {new}" in u.stderr()
+    # Logged once fork() has returned in the old process, which may be after the new one wrote
+    # its pid file: waited for, not read at once.
+    wait_until(lambda: f"upgrade: started {named} as pid {new}" in u.stderr(), 20,
+               "the line naming the new process")
     assert u.server.wait(15 * SLOW) == 0
 
 
@@ -379,7 +382,7 @@ def copied_binary(tmp_path: Path, name: str = "bin") -> Path:
 
 
 def started_child(u: Upgraded) -> int:
-    err = wait_until(lambda: "upgrade: started" in u.stderr() and u.stderr(), 5,
+    err = wait_until(lambda: "upgrade: started" in u.stderr() and u.stderr(), 20,
                      "the upgrade to start")
     return int(re.search(r"upgrade: started \S+ as pid (\d+)", err).group(1))
 
@@ -425,13 +428,14 @@ def test_upgrade_command_says_an_upgrade_is_already_in_progress(upgraded, tmp_pa
 
 def test_new_process_that_ignores_sigterm_is_killed(upgraded, tmp_path):
     program = copied_binary(tmp_path)
-    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", 0.5,
+    # 2 s for the shell to have run its trap before the SIGTERM, even on a loaded machine.
+    u = upgraded(("--threads", "1", "--workers", "1", "--upgrade-timeout", 2,
                   "--drain-timeout", 0.5), program=program)
     replace_file(program, "#!/bin/sh\ntrap '' TERM\nexec sleep 60\n")  # ignored across exec
     u.server.send_signal(signal.SIGUSR2)
     child = started_child(u)
-    wait_until(lambda: "upgrade failed" in u.stderr(), 10, "the timeout")
-    assert "upgrade failed: the new process was not ready within 500 ms and was killed " \
+    wait_until(lambda: "upgrade failed" in u.stderr(), 20, "the timeout")
+    assert "upgrade failed: the new process was not ready within 2000 ms and was killed " \
            "(SIGKILL) after not exiting within 1500 ms of SIGTERM; still serving" in u.stderr()
     assert not running(child)
     assert u.server.alive() and hello(u.port).endswith(b"Hello, World!")

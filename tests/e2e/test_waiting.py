@@ -21,46 +21,65 @@ def cancelled_total(srv) -> int:
     return int(m.group(1))
 
 
+def wait_cancelled(srv, n: int) -> None:
+    deadline = time.monotonic() + 30 * SLOW
+    while cancelled_total(srv) < n:
+        assert time.monotonic() < deadline, f"{cancelled_total(srv)} cancelled, not {n}"
+        time.sleep(0.02)
+
+
+def wait_in_flight(srv, n: int) -> None:
+    """Until n requests besides the scrape itself are in flight (read, not answered)."""
+    deadline = time.monotonic() + 30 * SLOW
+    while True:
+        r = srv.get("/metrics")
+        m = re.search(r"^rivet_http_requests_in_flight (\d+)$", r.text, re.M)
+        assert m, r.text
+        if int(m.group(1)) - 1 >= n:
+            return
+        assert time.monotonic() < deadline, f"{n} requests in flight: {r.text}"
+        time.sleep(0.02)
+
+
 def test_100_concurrent_timer_waits_on_one_loop_while_hello_keeps_answering(rivet):
     srv = rivet(args=ONE)
     conns = [srv.connect(timeout=10 * SLOW) for _ in range(100)]
-    latencies = []
+    answered_at = []  # when each /hello answer arrived
     stop = threading.Event()
 
     def hello_loop():
-        with srv.connect() as c:
+        with srv.connect(timeout=30 * SLOW) as c:
             while not stop.is_set():
-                t = time.monotonic()
                 r = c.request("GET", "/hello")
-                latencies.append(time.monotonic() - t)
                 assert r.status == 200 and r.body == b"Hello, World!", r
+                answered_at.append(time.monotonic())
 
     pinger = threading.Thread(target=hello_loop)
     try:
         pinger.start()
-        time.sleep(0.05)
         start = time.monotonic()
         for c in conns:
-            c.send(build_request("GET", "/wait?ms=200"))
-        responses = [c.read_response() for c in conns]
+            c.send(build_request("GET", "/wait?ms=1000"))
+        sent = time.monotonic()
+        responses = [conns[0].read_response()]
+        first_answer = time.monotonic()
+        responses += [c.read_response() for c in conns[1:]]
         took = time.monotonic() - start
-        time.sleep(0.05)
     finally:
         stop.set()
         pinger.join()
         for c in conns:
             c.close()
     assert all(r.status == 200 for r in responses), [r for r in responses if r.status != 200][:3]
-    assert all(r.json()["waited_ms"] >= 195 for r in responses), responses[:3]
-    # One loop, one worker: only waiting without blocking answers 100 x 200 ms in well under 20 s.
-    # 2 s (ten at a time would be too slow) leaves room for a loaded machine's scheduling.
-    assert took < 2.0 * SLOW, f"100 waits of 200 ms took {took:.2f} s"
-    # /hello never queued behind the timers: p99 under 5 ms, counted with generous bounds (a
-    # busy 2-core machine delays the Python client too) rather than timed tightly.
-    assert len(latencies) >= 20, len(latencies)
-    slow = [x for x in latencies if x > 0.005 * SLOW]
-    assert len(slow) <= max(2, len(latencies) // 50), sorted(latencies)[-10:]
-    assert max(latencies) < 0.15 * SLOW, max(latencies)
+    assert all(r.json()["waited_ms"] >= 995 for r in responses), responses[:3]
+    # One loop, one worker: only waiting without blocking answers 100 x 1 s in well under 100 s.
+    # 3 s (ten at a time would take 10) leaves room for a loaded machine's scheduling.
+    assert took < 3.0 * SLOW, f"100 waits of 1 s took {took:.2f} s"
+    # /hello never queued behind the timers: while all 100 waited, the same loop kept answering
+    # it. Counted, not timed: a loop held by the waits would answer none in that second, and a
+    # loaded machine still lets a round trip through many times a second.
+    during = [t for t in answered_at if sent < t < first_answer]
+    assert len(during) >= 5, (len(during), len(answered_at), first_answer - sent)
 
 
 def test_20_pipelined_cpu_awaits_on_2_workers_answer_in_order(rivet):
@@ -77,22 +96,21 @@ def test_20_pipelined_cpu_awaits_on_2_workers_answer_in_order(rivet):
 def test_client_leaving_a_waiting_handler_is_cancelled_and_counted(rivet):
     srv = rivet(args=ONE)
     assert cancelled_total(srv) == 0
-    for target in ("/wait?ms=5000", "/cpu?ms=300", "/later?ms=5000"):
+    for n, target in enumerate(("/wait?ms=5000", "/cpu?ms=300", "/later?ms=5000"), start=1):
         c = srv.connect()
         c.send(build_request("GET", target))
-        time.sleep(0.1)
+        wait_in_flight(srv, 1)  # read and being handled: a reset before that cancels nothing
         c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         c.close()  # a reset
+        wait_cancelled(srv, n)  # and no longer in flight: the next one is counted alone
     # EOF while the handler waits: the client has gone away too (nginx's 499).
     with srv.connect() as c:
         c.send(build_request("GET", "/wait?ms=5000"))
-        time.sleep(0.1)
+        wait_in_flight(srv, 1)
         c.sock.shutdown(socket.SHUT_WR)
-        data, closed = c.read_until_close(2)
+        data, closed = c.read_until_close(10 * SLOW)
         assert closed and data == b"", data
-    deadline = time.monotonic() + 3 * SLOW
-    while cancelled_total(srv) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_cancelled(srv, 4)
     assert cancelled_total(srv) == 4
     # The loop and the pool are fine afterwards.
     assert srv.get("/wait?ms=10").status == 200
