@@ -80,11 +80,11 @@ private:
     char buf_[kRoom];
 };
 
-void append_connection(std::string& out, const Framing& framing) {
-    if (!framing.keep_alive)
-        out.append("Connection: close\r\n");
-    else if (framing.version_minor == 0)
-        out.append("Connection: keep-alive\r\n");
+// The Connection field a response needs for its request, if any.
+std::string_view connection_field(const Framing& framing) {
+    if (!framing.keep_alive) return "Connection: close\r\n";
+    if (framing.version_minor == 0) return "Connection: keep-alive\r\n";
+    return "";  // not a default view: its null data must not reach memcpy
 }
 
 }  // namespace
@@ -281,15 +281,14 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
     }
     if (res.status == 101 && framing.keep_alive)  // the connection goes on in the new protocol
         g.put("Connection: Upgrade\r\n");
-    else if (!framing.keep_alive)
-        g.put("Connection: close\r\n");
-    else if (framing.version_minor == 0)
-        g.put("Connection: keep-alive\r\n");
+    else
+        g.put(connection_field(framing));
     g.put("\r\n");
     const bool bytes_follow =
         has_body && !framing.head_only && !chunked && res.body_kind == Body::Bytes;
     // A short body rides along; a long one is not copied twice.
-    if (bytes_follow && res.body.size() <= kShortBody) g.put(res.body);
+    // (An empty body is no piece: a default string_view's null data must not reach memcpy.)
+    if (bytes_follow && !res.body.empty() && res.body.size() <= kShortBody) g.put(res.body);
     g.flush();
     if (bytes_follow && res.body.size() > kShortBody) return (void)out.append(res.body);
     if (!has_body || framing.head_only || !chunked) return;
@@ -316,7 +315,7 @@ void write_simple_response(std::string& out, int status, std::string_view body,
         append_uint(out, body.size());
         out.append("\r\n", 2);
     }
-    append_connection(out, framing);
+    out.append(connection_field(framing));
     out.append("\r\n", 2);
     if (status_has_body(status) && !framing.head_only) out.append(body);
 }

@@ -2,8 +2,9 @@
 //
 // The writer knows responses only as a ResponseHead of views, which the layer above fills from
 // its own response type, so the protocol layer depends on no API above it. The Date and Server
-// fields are formatted once per second per loop (DateCache) and copied as one block; everything
-// else is appended straight into the caller's output string.
+// fields are formatted once per second per loop (DateCache) and copied as one block; the head's
+// other pieces (and a short body) are gathered on the stack and appended to the caller's output
+// string at once.
 #pragma once
 
 #include <cstdint>

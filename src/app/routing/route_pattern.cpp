@@ -4,8 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "app/routing/router.hpp"
-
 namespace rivet::app::route_pattern {
 
 namespace {
@@ -50,7 +48,7 @@ size_t parameter(std::string_view p, size_t i, std::vector<Token>& out) {
 
 }  // namespace
 
-std::vector<Token> tokenize(std::string_view p) {
+std::vector<Token> tokenize(std::string_view p, size_t max_params) {
     if (p.empty() || p[0] != '/') bad_pattern(p, "must start with '/'");
     for (char c : p) {  // expressions may hold a space, '?' or '#'; static runs are checked below
         auto u = static_cast<unsigned char>(c);
@@ -62,7 +60,7 @@ std::vector<Token> tokenize(std::string_view p) {
     while (i < p.size()) {
         const bool seg_start = i > 0 && p[i - 1] == '/';
         if (seg_start && (p[i] == ':' || p[i] == '*')) {
-            if (++names > RouteParams::kMax) bad_pattern(p, "too many parameters");
+            if (++names > max_params) bad_pattern(p, "too many parameters");
             i = parameter(p, i, out);
             continue;
         }

@@ -2,6 +2,7 @@
 // final wildcard, and checked, for the Router (router.hpp says what a pattern may be).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -19,7 +20,8 @@ struct Token {
 };
 
 // Splits and validates the whole pattern, so that the router can refuse it before its tree is
-// touched. Throws std::invalid_argument naming the pattern and what is wrong with it.
-std::vector<Token> tokenize(std::string_view pattern);
+// touched: at most `max_params` parameters and wildcard together. Throws std::invalid_argument
+// naming the pattern and what is wrong with it.
+std::vector<Token> tokenize(std::string_view pattern, size_t max_params);
 
 }  // namespace rivet::app::route_pattern

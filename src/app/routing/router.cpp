@@ -122,7 +122,8 @@ struct Router::Node {
 // The whole paths of parameterless patterns, each with its route end: open addressing, linear
 // probing, a power-of-two table at most half full. A later pattern may split the edge an earlier
 // one ended on, and split() moves the route end (its leaf) to a new child node: after an add()
-// that split an edge, every path is looked up in the tree again.
+// that split an edge, every path is looked up in the tree again (so registering n patterns that
+// each split an edge costs n^2 lookups; thousands of routes take milliseconds).
 struct Router::ExactPaths {
     struct Slot {
         std::string_view path;      // into `paths`
@@ -131,7 +132,8 @@ struct Router::ExactPaths {
     std::deque<std::string> paths;  // every parameterless pattern, once; a deque keeps them put
     std::vector<Slot> slots = std::vector<Slot>(8);
     size_t mask = 7;
-    size_t longest = 0;  // of the paths
+    size_t longest = 0;    // of the paths
+    bool complete = true;  // every path is in the table (forget() empties it)
 
     // A word at a time (a path of up to 8 bytes is one step), every byte taken in: the words,
     // then the last 8 bytes, which overlap the words when the size is not a multiple of 8.
@@ -148,7 +150,12 @@ struct Router::ExactPaths {
         } else if (n > 0) {
             mix(uint8_t(p[0]) | uint8_t(p[n / 2]) << 8 | uint32_t(uint8_t(p[n - 1])) << 16);
         }
-        return h ^ (h >> 29);  // the product's high bits into the low ones the mask keeps
+        // A product's low bits depend only on its factors' low bits: fold the high half down,
+        // spread it up again, and fold once more (MurmurHash3's finisher), so that the bits the
+        // mask keeps depend on every byte.
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        return h ^ (h >> 33);
     }
 
     // Equal sizes assumed; compared the way hash() reads them.
@@ -162,34 +169,53 @@ struct Router::ExactPaths {
         return same_bytes(a, b, n);
     }
 
-    const Node* find(std::string_view p) const {
-        if (p.size() > longest) return nullptr;  // most paths of files and parameters
+    const Slot* slot_of(std::string_view p) const {
         for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
             const Slot& slot = slots[i];
             if (!slot.end) return nullptr;
             if (slot.path.size() == p.size() && same(slot.path.data(), p.data(), p.size()))
-                return slot.end;
+                return &slot;
         }
     }
 
+    const Node* find(std::string_view p) const {
+        if (p.size() > longest) return nullptr;  // most paths of files and parameters
+        const Slot* slot = slot_of(p);
+        return slot ? slot->end : nullptr;
+    }
+
+    // Before add() splits an edge: the route end of some path may move to a new node, so the
+    // table is emptied (lookups fall back to the walk) until relink(), which an exception in
+    // the add may skip without leaving a stale node behind.
+    void forget() {
+        std::fill(slots.begin(), slots.end(), Slot{});
+        complete = false;
+    }
+
     // After `pattern` (parameterless) was added to the tree under `root`.
-    void added(std::string_view pattern, const Node& root, bool edge_split) {
-        const bool fresh = std::find(paths.begin(), paths.end(), pattern) == paths.end();
-        if (fresh) paths.emplace_back(pattern);
+    void added(std::string_view pattern, const Node& root) {
+        if (complete) {
+            if (slot_of(pattern)) return;  // a second method on a path it has
+            paths.emplace_back(pattern);
+        } else if (std::find(paths.begin(), paths.end(), pattern) == paths.end()) {
+            paths.emplace_back(pattern);
+        }
         longest = std::max(longest, pattern.size());
-        if (edge_split || 2 * paths.size() > slots.size())
+        if (!complete || 2 * paths.size() > slots.size())
             relink(root);
-        else if (fresh)
+        else
             insert(paths.back(), root);
     }
 
     // Every path looked up in the tree again, into a table at most half full.
     void relink(const Node& root) {
+        complete = false;
         size_t size = slots.size();
         while (size < 2 * paths.size()) size *= 2;
         slots.assign(size, Slot{});
         mask = size - 1;
         for (const std::string& p : paths) insert(p, root);
+        complete = true;
     }
 
     void insert(std::string_view p, const Node& root) {
@@ -216,12 +242,13 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
     const auto m = static_cast<size_t>(method);
     if (m >= kMethods) throw std::invalid_argument("rivet::Router: invalid method");
     if (route == kNoRoute) throw std::invalid_argument("rivet::Router: route id reserved");
-    std::vector<Token> tokens = route_pattern::tokenize(pattern);  // compiles the constraints, may throw
+    // Compiles the constraints; may throw, with the router untouched.
+    std::vector<Token> tokens = route_pattern::tokenize(pattern, RouteParams::kMax);
     if (!root_) root_ = std::make_unique<Node>();
+    if (!exact_) exact_ = std::make_unique<ExactPaths>();
 
     Node* n = root_.get();
     std::vector<std::string> names;
-    bool edge_split = false;
     for (Token& t : tokens) {
         if (t.constraint) {
             n = n->constrained_child(std::move(t.constraint));
@@ -252,8 +279,8 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
             const size_t limit = std::min(rest.size(), child->prefix.size());
             while (common < limit && rest[common] == child->prefix[common]) ++common;
             if (common < child->prefix.size()) {
+                exact_->forget();
                 child->split(common);
-                edge_split = true;
             }
             n = child;
             rest.remove_prefix(common);
@@ -267,10 +294,9 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
     n->leaf->routes[m] = route;
     n->leaf->names[m] = std::move(names);
     n->methods |= method_bit(method);
-    if (!exact_) exact_ = std::make_unique<ExactPaths>();
     if (tokens.size() == 1 && tokens[0].kind == Token::Static)
-        exact_->added(pattern, *root_, edge_split);
-    else if (edge_split)  // a pattern with parameters may split a parameterless one's edge too
+        exact_->added(pattern, *root_);
+    else if (!exact_->complete)  // a pattern with parameters may split an edge too
         exact_->relink(*root_);
 }
 

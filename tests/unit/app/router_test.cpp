@@ -369,8 +369,9 @@ TEST(Router, WholePathLookupAgreesWithTheWalk) {
     Router r;
     r.add(Method::Get, "/hello", 1);
     EXPECT_EQ(get(r, "/hello"), 1);
-    // Each of these splits the edge "/hello" ended on: its route end moves to a new node.
-    r.add(Method::Post, "/hel/:id", 2);  // split by a pattern with a parameter
+    // This splits the edge "/hello" ended on (into "/hel" and "lo"): its route end moves to a
+    // new node. A pattern with a parameter does it here; "/p1" below does it with none.
+    r.add(Method::Post, "/hel/:id", 2);
     EXPECT_EQ(get(r, "/hello"), 1);
     EXPECT_EQ(get(r, "/hel/9", Method::Post), 2);
     r.add(Method::Get, "/he", 3);
@@ -411,4 +412,45 @@ TEST(Router, WholePathLookupAgreesWithTheWalk) {
 
     Router moved(std::move(r));
     EXPECT_EQ(get(moved, "/help"), 4);
+}
+
+// Paths of 8 bytes and more are hashed and compared a word at a time: a path of the same length
+// that differs in any one byte is not the registered one.
+TEST(Router, WholePathLookupComparesEveryByte) {
+    Router r;
+    const std::string paths[] = {"/", "/abcdefg", "/api/v1/users", "/api/v1/users/all",
+                                 "/a-path-of-exactly-thirty-two-b"};
+    RouteId id = 1;
+    for (const std::string& p : paths) r.add(Method::Get, p, id++);
+    r.add(Method::Get, "/api/:version/users", 50);  // the walk's answer for near misses
+    id = 1;
+    for (const std::string& p : paths) {
+        EXPECT_EQ(get(r, p), long(id++)) << p;
+        for (size_t i = 1; i < p.size(); ++i) {  // every byte but the leading '/'
+            std::string near = p;
+            near[i] = near[i] == 'x' ? 'y' : 'x';
+            const long want = near == "/api/x1/users" || near == "/api/vx/users" ? 50 : -1;
+            EXPECT_EQ(get(r, near), want) << near;
+        }
+    }
+}
+
+// What the table answers for HEAD, for an explicit HEAD route, for "/" and for a parameterless
+// pattern registered after a parameter in the same place.
+TEST(Router, WholePathLookupKeepsTheRulesAroundIt) {
+    Router r;
+    r.add(Method::Get, "/items/:id", 1);
+    r.add(Method::Get, "/items/new", 2);  // after its parameter sibling: static still wins
+    r.add(Method::Get, "/", 3);
+    r.add(Method::Get, "/doc", 4);
+    r.add(Method::Head, "/doc", 5);
+    EXPECT_EQ(get(r, "/items/new"), 2);
+    EXPECT_EQ(get(r, "/items/old"), 1);
+    EXPECT_EQ(get(r, "/"), 3);
+    EXPECT_EQ(get(r, "/", Method::Head), 3);
+    EXPECT_EQ(get(r, "/doc", Method::Head), 5);
+    EXPECT_EQ(get(r, "/doc"), 4);
+    auto m = r.find(Method::Post, "/items/new");
+    ASSERT_EQ(m.kind, Kind::MethodNotAllowed);
+    EXPECT_EQ(m.allowed, bits({Method::Get, Method::Head}));
 }
