@@ -10,6 +10,43 @@ namespace rivet::http {
 
 namespace {
 
+// CR, LF and NUL are all below 0x0E: a word is cleared by one test that none of its bytes is
+// below it (exact for a bound under 0x80), and only a word that fails it (a value with a TAB,
+// say) is looked at byte by byte. Every field a handler sets passes here: eight bytes a step, the
+// last step overlapping the one before, four and four below eight.
+bool forbidden_byte(unsigned char c) {
+    return c == '\r' || c == '\n' || c == '\0';
+}
+
+template <class Word>
+bool holds_forbidden(const unsigned char* p) {
+    constexpr Word ones = Word(0x0101010101010101ULL), highs = Word(0x8080808080808080ULL);
+    Word x;
+    std::memcpy(&x, p, sizeof x);
+    if (((x - ones * 0x0E) & ~x & highs) == 0) return false;
+    for (size_t i = 0; i < sizeof x; ++i)
+        if (forbidden_byte(p[i])) return true;
+    return false;
+}
+
+}  // namespace
+
+bool field_value_forbidden(std::string_view value) {
+    const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+    const size_t n = value.size();
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8)
+            if (holds_forbidden<uint64_t>(p + i)) return true;
+        return holds_forbidden<uint64_t>(p + n - 8);
+    }
+    if (n >= 4) return holds_forbidden<uint32_t>(p) || holds_forbidden<uint32_t>(p + n - 4);
+    for (size_t i = 0; i < n; ++i)
+        if (forbidden_byte(p[i])) return true;
+    return false;
+}
+
+namespace {
+
 void append_uint(std::string& out, uint64_t v) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof buf, v);

@@ -42,6 +42,10 @@ struct ResponseHead {
 // before the body. Case-insensitive; says nothing of whether `name` is a token.
 bool trailer_field_allowed(std::string_view name);
 
+// Whether a field value holds CR, LF or NUL, the bytes that would end the field (or the head)
+// early: what the layer above refuses before a value reaches the writer, which copies as given.
+bool field_value_forbidden(std::string_view value);
+
 // 1xx, 204 and 304 answers have no body (RFC 9110 §6.4.1); every other status may.
 constexpr bool status_has_body(int status) {
     return status >= 200 && status != 204 && status != 304;
