@@ -169,6 +169,7 @@ public:
 private:
     friend struct detail::ResponseAccess;
     friend struct detail::TrailerAccess;
+    void append_field(std::string_view name, std::string_view value);  // checked before
     void set_static_type(std::string_view literal) {
         static_type_ = literal;
         own_type_.clear();

@@ -10,6 +10,43 @@ namespace rivet::http {
 
 namespace {
 
+// CR, LF and NUL are all below 0x0E: a word is cleared by one test that none of its bytes is
+// below it (exact for a bound under 0x80), and only a word that fails it (a value with a TAB,
+// say) is looked at byte by byte. Every field a handler sets passes here: eight bytes a step, the
+// last step overlapping the one before, four and four below eight.
+bool forbidden_byte(unsigned char c) {
+    return c == '\r' || c == '\n' || c == '\0';
+}
+
+template <class Word>
+bool holds_forbidden(const unsigned char* p) {
+    constexpr Word ones = Word(0x0101010101010101ULL), highs = Word(0x8080808080808080ULL);
+    Word x;
+    std::memcpy(&x, p, sizeof x);
+    if (((x - ones * 0x0E) & ~x & highs) == 0) return false;
+    for (size_t i = 0; i < sizeof x; ++i)
+        if (forbidden_byte(p[i])) return true;
+    return false;
+}
+
+}  // namespace
+
+bool field_value_forbidden(std::string_view value) {
+    const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+    const size_t n = value.size();
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8)
+            if (holds_forbidden<uint64_t>(p + i)) return true;
+        return holds_forbidden<uint64_t>(p + n - 8);
+    }
+    if (n >= 4) return holds_forbidden<uint32_t>(p) || holds_forbidden<uint32_t>(p + n - 4);
+    for (size_t i = 0; i < n; ++i)
+        if (forbidden_byte(p[i])) return true;
+    return false;
+}
+
+namespace {
+
 void append_uint(std::string& out, uint64_t v) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -35,16 +72,56 @@ private:
 
 const StatusLines kStatusLines;
 
-void append_status_line(std::string& out, int status) {
+std::string_view status_line(int status) {
     if (status < 100 || status > 599) status = 500;  // Response::status() refuses these anyway
-    out.append(kStatusLines[status]);
+    return kStatusLines[status];
 }
 
-void append_connection(std::string& out, const Framing& framing) {
-    if (!framing.keep_alive)
-        out.append("Connection: close\r\n");
-    else if (framing.version_minor == 0)
-        out.append("Connection: keep-alive\r\n");
+void append_status_line(std::string& out, int status) {
+    out.append(status_line(status));
+}
+
+// Up to this size a Bytes body is gathered with the head; past it, appended by itself.
+constexpr size_t kShortBody = 128;
+
+// A response head is a dozen short pieces. Each std::string::append is an out-of-line call that
+// checks the capacity and then calls memcpy; gathered here and appended once, a piece costs the
+// memcpy alone. Pieces that do not fit go to `out` in order, so any size is written correctly.
+class Gather {
+public:
+    explicit Gather(std::string& out) : out_(out) {}
+    Gather(const Gather&) = delete;
+    Gather& operator=(const Gather&) = delete;
+
+    [[gnu::always_inline]] void put(std::string_view s) {
+        if (s.size() > kRoom - len_) {
+            flush();
+            if (s.size() > kRoom) return (void)out_.append(s);
+        }
+        std::memcpy(buf_ + len_, s.data(), s.size());
+        len_ += s.size();
+    }
+    [[gnu::always_inline]] void put_uint(uint64_t v) {
+        if (kRoom - len_ < 20) flush();  // 20 digits: the longest uint64_t
+        len_ = size_t(std::to_chars(buf_ + len_, buf_ + kRoom, v).ptr - buf_);
+    }
+    void flush() {
+        out_.append(buf_, len_);
+        len_ = 0;
+    }
+
+private:
+    static constexpr size_t kRoom = 512;
+    std::string& out_;
+    size_t len_ = 0;
+    char buf_[kRoom];
+};
+
+// The Connection field a response needs for its request, if any.
+std::string_view connection_field(const Framing& framing) {
+    if (!framing.keep_alive) return "Connection: close\r\n";
+    if (framing.version_minor == 0) return "Connection: keep-alive\r\n";
+    return "";  // not a default view: its null data must not reach memcpy
 }
 
 }  // namespace
@@ -200,53 +277,59 @@ bool trailer_field_allowed(std::string_view name) {
 
 void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block) {
-    append_status_line(out, res.status);
-    out.append(date_block);
+    Gather g(out);
+    g.put(status_line(res.status));
+    g.put(date_block);
     std::string_view type = res.content_type;
     bool has_body = status_has_body(res.status);
     if (!type.empty() && has_body) {
-        out.append("Content-Type: ", 14);
-        out.append(type);
-        out.append("\r\n", 2);
+        g.put("Content-Type: ");
+        g.put(type);
+        g.put("\r\n");
     }
     bool announced = false;  // a Trailer field the handler set itself
     for (auto& [name, value] : res.fields) {
-        out.append(name);
-        out.append(": ", 2);
-        out.append(value);
-        out.append("\r\n", 2);
+        g.put(name);
+        g.put(": ");
+        g.put(value);
+        g.put("\r\n");
         if (res.trailers && iequals(name, "Trailer")) announced = true;
     }
     using Body = ResponseHead::Body;
     const bool chunked = chunked_body(res, framing);
     if (chunked) {
-        out.append("Transfer-Encoding: chunked\r\n");
+        g.put("Transfer-Encoding: chunked\r\n");
         if (res.trailers && !res.trailers->empty() && !announced) {
             // The names known now (RFC 9110 §6.6.2): a recipient may use them to decide whether
             // to wait for the trailers. Fields added later are sent unannounced.
-            out.append("Trailer: ", 9);
+            g.put("Trailer: ");
             bool first = true;
             for (auto& field : *res.trailers) {
-                if (!first) out.append(", ", 2);
-                out.append(field.first);
+                if (!first) g.put(", ");
+                g.put(field.first);
                 first = false;
             }
-            out.append("\r\n", 2);
+            g.put("\r\n");
         }
     } else if (has_body && res.body_kind != Body::Streamed) {
-        out.append("Content-Length: ", 16);
-        append_uint(out, res.body_kind == Body::Sized ? res.content_length : res.body.size());
-        out.append("\r\n", 2);
+        g.put("Content-Length: ");
+        g.put_uint(res.body_kind == Body::Sized ? res.content_length : res.body.size());
+        g.put("\r\n");
     }
     if (res.status == 101 && framing.keep_alive)  // the connection goes on in the new protocol
-        out.append("Connection: Upgrade\r\n");
+        g.put("Connection: Upgrade\r\n");
     else
-        append_connection(out, framing);
-    out.append("\r\n", 2);
-    if (!has_body || framing.head_only) return;
-    if (!chunked) {
-        if (res.body_kind == Body::Bytes) out.append(res.body);
-    } else if (res.body_kind == Body::Bytes) {  // with trailers: all of it is known now
+        g.put(connection_field(framing));
+    g.put("\r\n");
+    const bool bytes_follow =
+        has_body && !framing.head_only && !chunked && res.body_kind == Body::Bytes;
+    // A short body rides along; a long one is not copied twice.
+    // (An empty body is no piece: a default string_view's null data must not reach memcpy.)
+    if (bytes_follow && !res.body.empty() && res.body.size() <= kShortBody) g.put(res.body);
+    g.flush();
+    if (bytes_follow && res.body.size() > kShortBody) return (void)out.append(res.body);
+    if (!has_body || framing.head_only || !chunked) return;
+    if (res.body_kind == Body::Bytes) {  // with trailers: all of it is known now
         append_chunk(out, res.body);
         append_last_chunk(out, *res.trailers);
     } else if (res.body_kind == Body::Sized) {  // with trailers: one chunk, the caller's bytes
@@ -269,7 +352,7 @@ void write_simple_response(std::string& out, int status, std::string_view body,
         append_uint(out, body.size());
         out.append("\r\n", 2);
     }
-    append_connection(out, framing);
+    out.append(connection_field(framing));
     out.append("\r\n", 2);
     if (status_has_body(status) && !framing.head_only) out.append(body);
 }

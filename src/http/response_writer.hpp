@@ -2,8 +2,9 @@
 //
 // The writer knows responses only as a ResponseHead of views, which the layer above fills from
 // its own response type, so the protocol layer depends on no API above it. The Date and Server
-// fields are formatted once per second per loop (DateCache) and copied as one block; everything
-// else is appended straight into the caller's output string.
+// fields are formatted once per second per loop (DateCache) and copied as one block; the head's
+// other pieces (and a short body) are gathered on the stack and appended to the caller's output
+// string at once.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,10 @@ struct ResponseHead {
 // Trailer, Content-Type, Cache-Control, Set-Cookie, ...), which a recipient would have needed
 // before the body. Case-insensitive; says nothing of whether `name` is a token.
 bool trailer_field_allowed(std::string_view name);
+
+// Whether a field value holds CR, LF or NUL, the bytes that would end the field (or the head)
+// early: what the layer above refuses before a value reaches the writer, which copies as given.
+bool field_value_forbidden(std::string_view value);
 
 // 1xx, 204 and 304 answers have no body (RFC 9110 §6.4.1); every other status may.
 constexpr bool status_has_body(int status) {

@@ -59,13 +59,26 @@ Eligibility eligibility(const Response& res, const CompressionOptions& o) {
     int status = res.status();
     if (status < 200 || status == 204 || status == 304) return Eligibility::NoBody;
     if (res.file_range() || res.streamed()) return Eligibility::NotInMemory;
-    // First of the field scans: most answers on a busy path (/hello) end here.
+    // Before the fields are looked at: most answers on a busy path (/hello) end here.
     if (res.body().size() < o.min_size) return Eligibility::TooSmall;
-    if (status == 206 || !res.header("Content-Range").empty()) return Eligibility::Partial;
-    if (!res.header("Content-Encoding").empty()) return Eligibility::AlreadyEncoded;
-    for (auto& [name, value] : res.headers())
-        if (http::iequals(name, "Cache-Control") && lists_token(value, "no-transform"))
-            return Eligibility::NoTransform;
+    if (status == 206) return Eligibility::Partial;
+    // One pass over the fields, by the length of the name first (a static file's answer has
+    // five, three of them 13 bytes long).
+    for (auto& [name, value] : res.headers()) {
+        switch (name.size()) {
+            case 13:
+                if (http::iequals(name, "Content-Range")) return Eligibility::Partial;
+                if (http::iequals(name, "Cache-Control") && lists_token(value, "no-transform"))
+                    return Eligibility::NoTransform;
+                break;
+            case 16:
+                if (http::iequals(name, "Content-Encoding") && !value.empty())
+                    return Eligibility::AlreadyEncoded;
+                break;
+            default:
+                break;
+        }
+    }
     if (!app::compressible_type(res.content_type(), o.types)) return Eligibility::OtherType;
     return Eligibility::Compressible;
 }
@@ -81,7 +94,7 @@ void vary_on_accept_encoding(Response& res) {
         merged += http::byte_scan::trim_ows(value);
     }
     if (merged.empty()) {
-        res.header("Vary", "Accept-Encoding");
+        detail::ResponseAccess::add_field(res, "Vary", "Accept-Encoding");
         return;
     }
     merged += ", Accept-Encoding";

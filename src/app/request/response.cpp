@@ -14,27 +14,8 @@ namespace rivet {
 
 namespace {
 
-// CR, LF and NUL are all below 0x0E: eight bytes at a time are cleared by one test that any of
-// them is below it (exact for a test against a value under 0x80), and only a block that fails it
-// is looked at byte by byte. Every field a handler or a static file sets passes here, so this is
-// on every answer's path. The message is only built when it is needed.
-bool forbidden_in_value(unsigned char c) {
-    return c < 0x0E && (c == '\r' || c == '\n' || c == '\0');
-}
-
 void check_value(std::string_view value, std::string_view what, std::string_view name = {}) {
-    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
-    const auto* p = reinterpret_cast<const unsigned char*>(value.data());
-    size_t i = 0;
-    bool bad = false;
-    for (; !bad && value.size() - i >= 8; i += 8) {
-        uint64_t x;
-        std::memcpy(&x, p + i, 8);
-        if (((x - kOnes * 0x0E) & ~x & kHighs) != 0)
-            for (size_t j = i; j < i + 8; ++j) bad = bad || forbidden_in_value(p[j]);
-    }
-    for (; !bad && i < value.size(); ++i) bad = forbidden_in_value(p[i]);
-    if (bad)
+    if (http::field_value_forbidden(value))
         throw std::invalid_argument(std::string(what) + std::string(name) + " holds CR, LF or NUL");
 }
 
@@ -142,11 +123,15 @@ Response& Response::header(std::string_view name, std::string_view value) {
             if (http::iequals(value, "close")) close_ = true;
             return *this;
     }
+    append_field(name, value);
+    return *this;
+}
+
+void Response::append_field(std::string_view name, std::string_view value) {
     // One allocation for the usual few fields: a static file answer sets five (Accept-Ranges,
     // ETag, Last-Modified, Cache-Control, Vary), and room for four moved them all once.
     if (headers_.empty()) headers_.reserve(8);
     headers_.emplace_back(name, value);
-    return *this;
 }
 
 std::string_view Response::header(std::string_view name) const {

@@ -10,11 +10,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <deque>
 #include <utility>
 
 #include "app/routing/route_constraint.hpp"
+#include "app/routing/route_pattern.hpp"
 
 namespace rivet::app {
+
+using route_pattern::Token;
 
 namespace {
 
@@ -29,79 +34,22 @@ const char* method_label(Method m) {
     return kNames[static_cast<size_t>(m)];
 }
 
-bool is_name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+// A plain loop: the runs are a few bytes, and calling memcmp for them cost more than the walk.
+bool same_bytes(const char* a, const char* b, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (a[i] != b[i]) return false;
+    return true;
 }
 
-[[noreturn]] void bad_pattern(std::string_view pattern, const char* why) {
-    throw std::invalid_argument("rivet::Router: malformed route pattern \"" + std::string(pattern) +
-                                "\": " + why);
+uint64_t load8(const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
 }
-
-// One piece of a parsed pattern: a static byte run, a parameter, or the final wildcard.
-struct Token {
-    enum Kind : uint8_t { Static, Param, Wildcard } kind;
-    std::string_view text;  // the bytes for Static, the name for Param and Wildcard
-    std::unique_ptr<RouteConstraint> constraint = nullptr;  // a constrained Param's
-};
-
-// A parameter or wildcard that opens at p[i] (':' or '*'); returns where its segment ends.
-size_t parameter(std::string_view p, size_t i, std::vector<Token>& out) {
-    const bool wild = p[i] == '*';
-    size_t j = i + 1;
-    while (j < p.size() && is_name_char(p[j])) ++j;
-    std::string_view name = p.substr(i + 1, j - i - 1);
-    if (name.empty()) bad_pattern(p, "empty parameter name");
-    for (const Token& t : out)
-        if (t.kind != Token::Static && t.text == name) bad_pattern(p, "parameter name used twice");
-    std::unique_ptr<RouteConstraint> constraint;
-    if (j < p.size() && (p[j] == '<' || p[j] == '(')) {
-        if (wild) bad_pattern(p, "a wildcard takes no constraint");
-        try {
-            const size_t end = RouteConstraint::end_of(p, j);
-            constraint = std::make_unique<RouteConstraint>(p.substr(j, end - j));
-            j = end;
-        } catch (const std::invalid_argument& e) {
-            bad_pattern(p, e.what());
-        }
-    }
-    if (wild && j != p.size()) bad_pattern(p, "wildcard must be the last segment");
-    if (j < p.size() && p[j] != '/')
-        bad_pattern(p,
-                    "a parameter is a whole segment: a name of [A-Za-z0-9_], then optionally "
-                    "<type> or (expression)");
-    out.push_back({wild ? Token::Wildcard : Token::Param, name, std::move(constraint)});
-    return j;
-}
-
-// Splits and validates the whole pattern before the tree is touched, so a rejected pattern
-// leaves the router unchanged.
-std::vector<Token> tokenize(std::string_view p) {
-    if (p.empty() || p[0] != '/') bad_pattern(p, "must start with '/'");
-    for (char c : p) {  // expressions may hold a space, '?' or '#'; static runs are checked below
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) bad_pattern(p, "contains a control byte");
-    }
-    std::vector<Token> out;
-    size_t names = 0;
-    size_t i = 0;
-    while (i < p.size()) {
-        const bool seg_start = i > 0 && p[i - 1] == '/';
-        if (seg_start && (p[i] == ':' || p[i] == '*')) {
-            if (++names > RouteParams::kMax) bad_pattern(p, "too many parameters");
-            i = parameter(p, i, out);
-            continue;
-        }
-        // A static run stops just before the next ':' or '*' that opens a segment.
-        size_t j = i + 1;
-        while (j < p.size() && !(p[j - 1] == '/' && (p[j] == ':' || p[j] == '*'))) ++j;
-        std::string_view run = p.substr(i, j - i);
-        if (run.find_first_of(" ?#") != std::string_view::npos)
-            bad_pattern(p, "contains a space, '?' or '#'");
-        out.push_back({Token::Static, run});
-        i = j;
-    }
-    return out;
+uint32_t load4(const char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
 }
 
 }  // namespace
@@ -171,7 +119,121 @@ struct Router::Node {
     }
 };
 
-Router::Router() : root_(std::make_unique<Node>()) {}
+// The whole paths of parameterless patterns, each with its route end: open addressing, linear
+// probing, a power-of-two table at most half full. A later pattern may split the edge an earlier
+// one ended on, and split() moves the route end (its leaf) to a new child node: after an add()
+// that split an edge, every path is looked up in the tree again (so registering n patterns that
+// each split an edge costs n^2 lookups; thousands of routes take milliseconds).
+struct Router::ExactPaths {
+    struct Slot {
+        std::string_view path;      // into `paths`
+        const Node* end = nullptr;  // null: an empty slot
+    };
+    std::deque<std::string> paths;  // every parameterless pattern, once; a deque keeps them put
+    std::vector<Slot> slots = std::vector<Slot>(8);
+    size_t mask = 7;
+    size_t longest = 0;    // of the paths
+    bool complete = true;  // every path is in the table (forget() empties it)
+
+    // A word at a time (a path of up to 8 bytes is one step), every byte taken in: the words,
+    // then the last 8 bytes, which overlap the words when the size is not a multiple of 8.
+    static uint64_t hash(std::string_view s) {
+        const char* p = s.data();
+        const size_t n = s.size();
+        uint64_t h = n * 0x9e3779b97f4a7c15ull;
+        const auto mix = [&h](uint64_t word) { h = (h ^ word) * 0xff51afd7ed558ccdull; };
+        if (n >= 8) {
+            for (size_t i = 0; i + 8 < n; i += 8) mix(load8(p + i));
+            mix(load8(p + n - 8));
+        } else if (n >= 4) {
+            mix(load4(p) | uint64_t(load4(p + n - 4)) << 32);
+        } else if (n > 0) {
+            mix(uint8_t(p[0]) | uint8_t(p[n / 2]) << 8 | uint32_t(uint8_t(p[n - 1])) << 16);
+        }
+        // A product's low bits depend only on its factors' low bits: fold the high half down,
+        // spread it up again, and fold once more (MurmurHash3's finisher), so that the bits the
+        // mask keeps depend on every byte.
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        return h ^ (h >> 33);
+    }
+
+    // Equal sizes assumed; compared the way hash() reads them.
+    static bool same(const char* a, const char* b, size_t n) {
+        if (n >= 8) {
+            for (size_t i = 0; i + 8 < n; i += 8)
+                if (load8(a + i) != load8(b + i)) return false;
+            return load8(a + n - 8) == load8(b + n - 8);
+        }
+        if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+        return same_bytes(a, b, n);
+    }
+
+    const Slot* slot_of(std::string_view p) const {
+        for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+            const Slot& slot = slots[i];
+            if (!slot.end) return nullptr;
+            if (slot.path.size() == p.size() && same(slot.path.data(), p.data(), p.size()))
+                return &slot;
+        }
+    }
+
+    const Node* find(std::string_view p) const {
+        if (p.size() > longest) return nullptr;  // most paths of files and parameters
+        const Slot* slot = slot_of(p);
+        return slot ? slot->end : nullptr;
+    }
+
+    // Before add() splits an edge: the route end of some path may move to a new node, so the
+    // table is emptied (lookups fall back to the walk) until relink(), which an exception in
+    // the add may skip without leaving a stale node behind.
+    void forget() {
+        std::fill(slots.begin(), slots.end(), Slot{});
+        complete = false;
+    }
+
+    // After `pattern` (parameterless) was added to the tree under `root`.
+    void added(std::string_view pattern, const Node& root) {
+        if (complete) {
+            if (slot_of(pattern)) return;  // a second method on a path it has
+            paths.emplace_back(pattern);
+        } else if (std::find(paths.begin(), paths.end(), pattern) == paths.end()) {
+            paths.emplace_back(pattern);
+        }
+        longest = std::max(longest, pattern.size());
+        if (!complete || 2 * paths.size() > slots.size())
+            relink(root);
+        else
+            insert(paths.back(), root);
+    }
+
+    // Every path looked up in the tree again, into a table at most half full.
+    void relink(const Node& root) {
+        complete = false;
+        size_t size = slots.size();
+        while (size < 2 * paths.size()) size *= 2;
+        slots.assign(size, Slot{});
+        mask = size - 1;
+        for (const std::string& p : paths) insert(p, root);
+        complete = true;
+    }
+
+    void insert(std::string_view p, const Node& root) {
+        size_t i = hash(p) & mask;
+        while (slots[i].end) i = (i + 1) & mask;
+        slots[i] = {p, static_end(root, p)};
+    }
+
+    // The node that static edges alone lead to from `root` along all of `p`, a registered
+    // parameterless pattern (so the edges are there).
+    static const Node* static_end(const Node& root, std::string_view p) {
+        const Node* n = &root;
+        for (size_t off = 0; off < p.size(); off += n->prefix.size()) n = n->static_child(p[off]);
+        return n;
+    }
+};
+
+Router::Router() : root_(std::make_unique<Node>()), exact_(std::make_unique<ExactPaths>()) {}
 Router::~Router() = default;
 Router::Router(Router&&) noexcept = default;
 Router& Router::operator=(Router&&) noexcept = default;
@@ -180,8 +242,10 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
     const auto m = static_cast<size_t>(method);
     if (m >= kMethods) throw std::invalid_argument("rivet::Router: invalid method");
     if (route == kNoRoute) throw std::invalid_argument("rivet::Router: route id reserved");
-    std::vector<Token> tokens = tokenize(pattern);  // compiles the constraints, may throw
+    // Compiles the constraints; may throw, with the router untouched.
+    std::vector<Token> tokens = route_pattern::tokenize(pattern, RouteParams::kMax);
     if (!root_) root_ = std::make_unique<Node>();
+    if (!exact_) exact_ = std::make_unique<ExactPaths>();
 
     Node* n = root_.get();
     std::vector<std::string> names;
@@ -214,7 +278,10 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
             size_t common = 0;
             const size_t limit = std::min(rest.size(), child->prefix.size());
             while (common < limit && rest[common] == child->prefix[common]) ++common;
-            if (common < child->prefix.size()) child->split(common);
+            if (common < child->prefix.size()) {
+                exact_->forget();
+                child->split(common);
+            }
             n = child;
             rest.remove_prefix(common);
         }
@@ -227,6 +294,10 @@ void Router::add(Method method, std::string_view pattern, RouteId route) {
     n->leaf->routes[m] = route;
     n->leaf->names[m] = std::move(names);
     n->methods |= method_bit(method);
+    if (tokens.size() == 1 && tokens[0].kind == Token::Static)
+        exact_->added(pattern, *root_);
+    else if (!exact_->complete)  // a pattern with parameters may split an edge too
+        exact_->relink(*root_);
 }
 
 namespace {
@@ -235,12 +306,6 @@ namespace {
 MethodSet answered(MethodSet s) {
     if (s & method_bit(Method::Get)) s |= method_bit(Method::Head);
     return s;
-}
-
-bool same_bytes(const char* a, const char* b, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-        if (a[i] != b[i]) return false;
-    return true;
 }
 
 }  // namespace
@@ -326,6 +391,18 @@ void Router::find(Method method, std::string_view path, Match& out) const {
     out.allowed = 0;
     out.params.size = 0;
     if (!root_ || static_cast<size_t>(method) >= kMethods) return;
+    if (const Node* end = exact_->find(path)) {
+        // What the walk would find first, when this route end has the method (or GET for HEAD).
+        auto m = static_cast<size_t>(method);
+        if (end->leaf->routes[m] == kNoRoute && method == Method::Head)
+            m = static_cast<size_t>(Method::Get);
+        if (end->leaf->routes[m] != kNoRoute) {
+            out.kind = Match::Found;
+            out.route = end->leaf->routes[m];
+            out.allowed = answered(end->methods);
+            return;
+        }
+    }
     Search s{path, method, out};
     if (s.walk(*root_, 0, 0)) return;
     if (s.seen) {  // a failed walk set no parameter count (end_at does, on success only)

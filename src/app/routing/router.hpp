@@ -34,6 +34,9 @@
 // - A 405's Allow lists the methods of every route end the path reaches: a constrained branch
 //   whose constraint the segment fails is not reached, so it adds nothing.
 // - HEAD is served by the GET route of the first (highest-priority) route end that has either.
+//
+// A path that is a whole pattern without parameters ("/hello") is looked up in a hash table of
+// those first; the tree is walked when it is not there or its route end lacks the method.
 #pragma once
 
 #include <cstdint>
@@ -113,7 +116,11 @@ public:
 private:
     struct Node;
     struct Search;
+    struct ExactPaths;
     std::unique_ptr<Node> root_;
+    // The route ends of patterns without parameters, by their whole path: what the walk would
+    // reach first (static edges are tried first at every level), found with one hash lookup.
+    std::unique_ptr<ExactPaths> exact_;
 };
 
 }  // namespace rivet::app

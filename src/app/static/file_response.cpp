@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/request/response_access.hpp"
 #include "app/static/byte_ranges.hpp"
 
 namespace rivet::files {
@@ -46,11 +47,15 @@ std::string make_boundary() {
     return "rivet-" + std::string(buf, size_t(r.ptr - buf));
 }
 
+// The fields are the framework's own (ResponseAccess::add_field): the ETag and the date are
+// built by the file cache, Cache-Control was checked when the StaticFiles was made.
 void add_validators(const Representation& rep, Response& res) {
-    res.header("ETag", rep.entry->etag);
-    res.header("Last-Modified", rep.entry->last_modified);
-    if (!rep.cache_control.empty()) res.header("Cache-Control", rep.cache_control);
-    if (rep.vary) res.header("Vary", "Accept-Encoding");
+    using detail::ResponseAccess;
+    ResponseAccess::add_field(res, "ETag", rep.entry->etag);
+    ResponseAccess::add_field(res, "Last-Modified", rep.entry->last_modified);
+    if (!rep.cache_control.empty())
+        ResponseAccess::add_field(res, "Cache-Control", rep.cache_control);
+    if (rep.vary) ResponseAccess::add_field(res, "Vary", "Accept-Encoding");
 }
 
 // Reads [offset, offset + length) of the file into `out`; throws when the file got shorter.
@@ -198,9 +203,10 @@ void respond_with_file(const Representation& rep, const FileRequest& req, unsign
         res.body(std::string_view(e.bytes).substr(first, length), rep.content_type);
     else
         res.file(FileRange{e.file, first, length}, rep.content_type);
-    res.header("Accept-Ranges", "bytes");
+    detail::ResponseAccess::add_field(res, "Accept-Ranges", "bytes");
     add_validators(rep, res);
-    if (!rep.encoding.empty()) res.header("Content-Encoding", rep.encoding);
+    if (!rep.encoding.empty())
+        detail::ResponseAccess::add_field(res, "Content-Encoding", rep.encoding);
 }
 
 }  // namespace rivet::files

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <mutex>
+#include <stdexcept>
 
 #include "app/compression/accept_encoding.hpp"
 #include "app/static/directory_listing.hpp"
@@ -89,6 +90,9 @@ struct StaticFiles::Impl {
         cache_control = options.cache_control;
         if (cache_control.empty() && options.max_age >= 0)
             cache_control = "max-age=" + std::to_string(options.max_age);
+        // Checked once here: every answer adds it as the framework's own field.
+        if (http::field_value_forbidden(cache_control))
+            throw std::invalid_argument("static files: cache_control holds CR, LF or NUL");
         shared = std::make_unique<files::FileCache>(root, limits, types);
     }
 

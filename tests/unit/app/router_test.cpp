@@ -362,3 +362,95 @@ TEST(Router, MoveKeepsRoutes) {
     c = std::move(b);
     EXPECT_EQ(get(c, "/x/1"), 1);
 }
+
+// Parameterless patterns are found by their whole path before the tree is walked; what that
+// finds must be what the walk finds, however later patterns reshape the tree.
+TEST(Router, WholePathLookupAgreesWithTheWalk) {
+    Router r;
+    r.add(Method::Get, "/hello", 1);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    // This splits the edge "/hello" ended on (into "/hel" and "lo"): its route end moves to a
+    // new node. A pattern with a parameter does it here; "/p1" below does it with none.
+    r.add(Method::Post, "/hel/:id", 2);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    EXPECT_EQ(get(r, "/hel/9", Method::Post), 2);
+    r.add(Method::Get, "/he", 3);
+    r.add(Method::Get, "/help", 4);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    EXPECT_EQ(get(r, "/he"), 3);
+    EXPECT_EQ(get(r, "/help"), 4);
+    EXPECT_EQ(get(r, "/hel"), -1);  // an interior node, no route of its own
+
+    // The whole path's route end lacks the method: the walk goes on to the parameter.
+    r.add(Method::Get, "/a/b", 5);
+    r.add(Method::Post, "/a/:x", 6);
+    EXPECT_EQ(get(r, "/a/b", Method::Post), 6);
+    auto m = r.find(Method::Post, "/a/b");
+    EXPECT_EQ(m.params.get("x"), "b");
+    EXPECT_EQ(m.allowed, bits({Method::Post}));
+    m = r.find(Method::Get, "/a/b");
+    ASSERT_EQ(m.kind, Kind::Found);
+    EXPECT_EQ(m.allowed, bits({Method::Get, Method::Head}));
+    EXPECT_EQ(m.params.size, 0u);
+    m = r.find(Method::Delete, "/a/b");
+    ASSERT_EQ(m.kind, Kind::MethodNotAllowed);
+    EXPECT_EQ(m.allowed, bits({Method::Get, Method::Head, Method::Post}));
+
+    // HEAD: the GET of the whole path's route end, else whatever the walk finds further on.
+    r.add(Method::Post, "/c/d", 7);
+    r.add(Method::Get, "/c/:y", 8);
+    EXPECT_EQ(get(r, "/a/b", Method::Head), 5);
+    EXPECT_EQ(get(r, "/c/d", Method::Head), 8);
+
+    // The same path for a second method is one entry; many paths grow the table.
+    r.add(Method::Put, "/hello", 9);
+    for (int i = 0; i < 200; ++i) r.add(Method::Get, "/p" + std::to_string(i), RouteId(100 + i));
+    for (int i = 0; i < 200; ++i) EXPECT_EQ(get(r, "/p" + std::to_string(i)), 100 + i) << i;
+    EXPECT_EQ(get(r, "/hello", Method::Put), 9);
+    EXPECT_EQ(get(r, "/hello"), 1);
+    EXPECT_EQ(get(r, "/p200"), -1);
+
+    Router moved(std::move(r));
+    EXPECT_EQ(get(moved, "/help"), 4);
+}
+
+// Paths of 8 bytes and more are hashed and compared a word at a time: a path of the same length
+// that differs in any one byte is not the registered one.
+TEST(Router, WholePathLookupComparesEveryByte) {
+    Router r;
+    const std::string paths[] = {"/", "/abcdefg", "/api/v1/users", "/api/v1/users/all",
+                                 "/a-path-of-exactly-thirty-two-b"};
+    RouteId id = 1;
+    for (const std::string& p : paths) r.add(Method::Get, p, id++);
+    r.add(Method::Get, "/api/:version/users", 50);  // the walk's answer for near misses
+    id = 1;
+    for (const std::string& p : paths) {
+        EXPECT_EQ(get(r, p), long(id++)) << p;
+        for (size_t i = 1; i < p.size(); ++i) {  // every byte but the leading '/'
+            std::string near = p;
+            near[i] = near[i] == 'x' ? 'y' : 'x';
+            const long want = near == "/api/x1/users" || near == "/api/vx/users" ? 50 : -1;
+            EXPECT_EQ(get(r, near), want) << near;
+        }
+    }
+}
+
+// What the table answers for HEAD, for an explicit HEAD route, for "/" and for a parameterless
+// pattern registered after a parameter in the same place.
+TEST(Router, WholePathLookupKeepsTheRulesAroundIt) {
+    Router r;
+    r.add(Method::Get, "/items/:id", 1);
+    r.add(Method::Get, "/items/new", 2);  // after its parameter sibling: static still wins
+    r.add(Method::Get, "/", 3);
+    r.add(Method::Get, "/doc", 4);
+    r.add(Method::Head, "/doc", 5);
+    EXPECT_EQ(get(r, "/items/new"), 2);
+    EXPECT_EQ(get(r, "/items/old"), 1);
+    EXPECT_EQ(get(r, "/"), 3);
+    EXPECT_EQ(get(r, "/", Method::Head), 3);
+    EXPECT_EQ(get(r, "/doc", Method::Head), 5);
+    EXPECT_EQ(get(r, "/doc"), 4);
+    auto m = r.find(Method::Post, "/items/new");
+    ASSERT_EQ(m.kind, Kind::MethodNotAllowed);
+    EXPECT_EQ(m.allowed, bits({Method::Get, Method::Head}));
+}

@@ -718,6 +718,29 @@ TEST(RequestParser, IequalsAndMethodNames) {
     EXPECT_EQ(rivet::http::method_name(Method::Other), "OTHER");
 }
 
+// iequals compares words of eight and four bytes, the last overlapping the one before, and
+// single bytes below four: every pair of bytes, at the first, a middle and the last position
+// of names of every length up to 20, is equal exactly when ASCII case folding makes it so
+// (obs-text and the bytes next to the letters, '@' '[' '`' '{', are not folded).
+TEST(RequestParser, IequalsFoldsAsciiLettersOnlyAtEveryPositionAndLength) {
+    const auto fold = [](int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; };
+    for (size_t n = 1; n <= 20; ++n) {
+        for (size_t at : {size_t(0), n / 2, n - 1}) {
+            for (int c1 = 0; c1 < 256; ++c1) {
+                for (int c2 = 0; c2 < 256; ++c2) {
+                    std::string a(n, 'x'), b(n, 'X');
+                    a[at] = char(c1);
+                    b[at] = char(c2);
+                    if (rivet::http::iequals(a, b) != (fold(c1) == fold(c2)))
+                        FAIL() << "length " << n << " at " << at << ": " << c1 << " vs " << c2;
+                }
+            }
+        }
+    }
+    EXPECT_FALSE(rivet::http::iequals("Content-Length", "Content-Lengtj"));
+    EXPECT_TRUE(rivet::http::iequals("ACCEPT-ENCODING", "accept-encoding"));
+}
+
 // A head that trickles in costs linear work: a 16 KiB head fed one byte at a time is examined
 // a few times over, not once per byte received (which would be ~134 million bytes).
 TEST(RequestParser, HeadFedByteByByteIsScannedInLinearWork) {

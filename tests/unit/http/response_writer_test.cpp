@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <span>
+#include <string>
+#include <vector>
 
 using rivet::http::DateCache;
 using rivet::http::Framing;
@@ -46,6 +49,81 @@ TEST(ResponseWriter, PlainResponse) {
               "HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
               "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 13\r\n\r\n"
               "Hello, World!");
+}
+
+// The head is gathered in a 512-byte buffer and short bodies with it: heads and bodies on either
+// side of those sizes, after bytes already in the output, come out whole and in order.
+TEST(ResponseWriter, LongHeadsAndBodiesOfEverySizeComeOutInOrder) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (int i = 0; i < 12; ++i)
+        fields.emplace_back("X-Field-" + std::to_string(i), std::string(size_t(i) * 37, 'v'));
+    fields.emplace_back("X-Long", std::string(700, 'w'));  // longer than the buffer alone
+    for (size_t nfields : {size_t(0), size_t(3), size_t(12), fields.size()}) {
+        for (size_t body_size : {0, 1, 127, 128, 129, 5000}) {
+            const std::string body(body_size, 'b');
+            ResponseHead res = text(body);
+            res.fields = std::span(fields).first(nfields);
+            std::string want =
+                "earlier bytes|HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\n";
+            for (size_t i = 0; i < nfields; ++i)
+                want += fields[i].first + ": " + fields[i].second + "\r\n";
+            want += "Content-Length: " + std::to_string(body_size) + "\r\n\r\n" + body;
+            std::string out = "earlier bytes|";
+            rivet::http::write_response(out, res, Framing{}, kDate);
+            EXPECT_EQ(out, want) << nfields << " fields, a body of " << body_size;
+        }
+    }
+}
+
+// Every offset at which the length's digits, the Connection field and the body can meet the
+// end of the buffer: one field whose value grows a byte at a time, for each kind of framing.
+TEST(ResponseWriter, EveryPieceMeetsTheBufferEndCorrectly) {
+    const std::string body(100, 'b');
+    for (const Framing framing :
+         {Framing{}, Framing{true, true, 1}, Framing{false, false, 1}, Framing{false, true, 0}}) {
+        for (size_t value = 0; value < 600; ++value) {
+            std::vector<std::pair<std::string, std::string>> fields = {
+                {"X-Pad", std::string(value, 'p')}};
+            ResponseHead res = text(body);
+            res.fields = fields;
+            std::string want =
+                "HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\nX-Pad: " +
+                fields[0].second + "\r\nContent-Length: 100\r\n";
+            if (!framing.keep_alive)
+                want += "Connection: close\r\n";
+            else if (framing.version_minor == 0)
+                want += "Connection: keep-alive\r\n";
+            want += "\r\n";
+            if (!framing.head_only) want += body;
+            std::string out;
+            rivet::http::write_response(out, res, framing, kDate);
+            ASSERT_EQ(out, want) << "a value of " << value << ", head_only " << framing.head_only
+                                 << ", keep_alive " << framing.keep_alive;
+        }
+    }
+}
+
+// A chunked answer whose Trailer field alone is longer than the buffer.
+TEST(ResponseWriter, ALongTrailerListIsAnnouncedWhole) {
+    std::vector<std::pair<std::string, std::string>> trailers;
+    std::string names;
+    for (int i = 0; i < 60; ++i) {
+        trailers.emplace_back("x-checksum-" + std::to_string(i), "v");
+        names += (i ? ", " : "") + trailers.back().first;
+    }
+    ResponseHead res = text("hello");
+    res.trailers = &trailers;
+    std::string out;
+    rivet::http::write_response(out, res, Framing{}, kDate);
+    std::string last = "0\r\n";
+    for (auto& [name, value] : trailers) last += name + ": " + value + "\r\n";
+    EXPECT_EQ(out,
+              "HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
+              "Content-Type: text/plain; charset=utf-8\r\nTransfer-Encoding: chunked\r\n"
+              "Trailer: " +
+                  names + "\r\n\r\n5\r\nhello\r\n" + last + "\r\n");
 }
 
 TEST(ResponseWriter, HeadKeepsLengthDropsBody) {

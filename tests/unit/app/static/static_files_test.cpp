@@ -147,5 +147,20 @@ TEST(StaticFilesApi, MountMustBeAPath) {
     EXPECT_EQ(app.serve_static("/a/", ".").mount(), "/a");
 }
 
+// Every answer adds the Cache-Control as the framework's own field, unchecked: a value that
+// would end the field early is refused when the mount is made, not answered with it.
+TEST(StaticFilesApi, CacheControlThatWouldEndTheFieldIsRefusedWhenMounted) {
+    App app;
+    using namespace std::string_literals;
+    for (const std::string& bad : {"max-age=1\r\nX-Evil: 1"s, "no-cache\n"s, "a\0b"s}) {
+        StaticOptions options;
+        options.cache_control = bad;
+        EXPECT_THROW(app.serve_static("/x", ".", options), std::invalid_argument) << bad;
+    }
+    StaticOptions fine;
+    fine.cache_control = "public, max-age=60";
+    EXPECT_EQ(app.serve_static("/y", ".", fine).mount(), "/y");
+}
+
 }  // namespace
 }  // namespace rivet
