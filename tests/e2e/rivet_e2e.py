@@ -590,20 +590,8 @@ def calc_result(x: float, terms: int) -> float:
 WRK = shutil.which("wrk")
 
 
-def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int | None = None,
-        script: Path | None = None):
-    """Runs wrk (with a Lua `script` that makes its requests, if given); returns (requests,
-    socket_errors dict or None, non_2xx, output)."""
-    def preexec():
-        if nofile:
-            raise_nofile(nofile)
-
-    scripted = ["-s", str(script)] if script else []
-    p = subprocess.run([WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
-                        *scripted, url],
-                       capture_output=True, text=True, timeout=seconds + 60, preexec_fn=preexec)
-    out = p.stdout + p.stderr
-    assert p.returncode == 0, out
+def wrk_figures(out: str):
+    """(requests, socket_errors dict or None, non_2xx, output) of wrk's output."""
     m = re.search(r"(\d+) requests in", out)
     assert m, out
     errors = None
@@ -612,3 +600,54 @@ def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int 
         errors = dict(zip(("connect", "read", "write", "timeout"), map(int, e.groups())))
     n = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return int(m[1]), errors, int(n[1]) if n else 0, out
+
+
+def wrk_command(url: str, connections: int, seconds: int, threads: int = 1,
+                script: Path | None = None) -> list[str]:
+    scripted = ["-s", str(script)] if script else []
+    return [WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", *scripted, url]
+
+
+def wrk(url: str, connections: int, seconds: int, threads: int = 1, nofile: int | None = None,
+        script: Path | None = None):
+    """Runs wrk (with a Lua `script` that makes its requests, if given); returns (requests,
+    socket_errors dict or None, non_2xx, output)."""
+    def preexec():
+        if nofile:
+            raise_nofile(nofile)
+
+    p = subprocess.run(wrk_command(url, connections, seconds, threads, script),
+                       capture_output=True, text=True, timeout=seconds + 60, preexec_fn=preexec)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    return wrk_figures(out)
+
+
+class WrkUntilStopped:
+    """wrk's load for as long as the test needs it: started by `with`, ended by stop() (SIGINT:
+    wrk prints its figures for the time it ran and exits 0; left, the `with` kills it). A load that must cover restarts or an
+    upgrade cannot be given a fixed duration: a loaded machine takes longer over them, and wrk
+    would end first. `bound_s` only ends a run whose test never stops it."""
+
+    def __init__(self, url: str, connections: int, threads: int = 1,
+                 script: Path | None = None, bound_s: int = 600):
+        self.proc = subprocess.Popen(wrk_command(url, connections, bound_s, threads, script),
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def stop(self):
+        """Ends the load; (requests, socket_errors dict or None, non_2xx, output)."""
+        still_running = self.proc.poll() is None
+        if still_running:
+            self.proc.send_signal(signal.SIGINT)
+        out, _ = self.proc.communicate(timeout=60)
+        assert still_running, f"wrk ended by itself, before the test was done:\n{out}"
+        assert self.proc.returncode == 0, out
+        return wrk_figures(out)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:  # not stopped: the test failed on the way
+            self.proc.kill()
+            self.proc.communicate(timeout=60)

@@ -17,7 +17,6 @@ import re
 import shutil
 import socket
 import subprocess
-import threading
 import time
 from collections import Counter
 from types import SimpleNamespace
@@ -26,7 +25,7 @@ import pytest
 
 from nginx_e2e import NGINX, start_nginx, stop_nginx
 from ops_e2e import conn_from, free_port, get, wait_for
-from rivet_e2e import REPO, SANITIZED, SLOW, WRK, wrk
+from rivet_e2e import REPO, SANITIZED, SLOW, WRK, WrkUntilStopped
 from rolling_e2e import kill_left_over, proxied_hello, restart_in_turn, start_backend
 
 DEPLOYED = REPO / "deploy" / "nginx" / "rivet.conf"
@@ -103,19 +102,13 @@ def test_rolling_restart_behind_nginx(tmp_path, tls_certs):
         wait_for(lambda: proxied_hello(front), 10, "nginx to answer through the rivets")
         script = tmp_path / "posts.lua"
         script.write_text(POSTS_LUA)
-        results = {}
         base = f"http://127.0.0.1:{front}"
-        loads = [threading.Thread(target=lambda: results.update(get=wrk(base + "/hello", 16, 16))),
-                 threading.Thread(target=lambda: results.update(
-                     post=wrk(base + "/echo", 16, 16, script=script)))]
-        for load in loads:
-            load.start()
-        time.sleep(1.5)
-        restart_in_turn(tmp_path, backends, ports, FAIL_TIMEOUT_S + 0.5, restarted)
-        # Every restart happened under load (a slow machine must not let wrk end first).
-        assert all(load.is_alive() for load in loads), "wrk ended before the last restart"
-        for load in loads:
-            load.join(60)
+        # Every restart happens under load: wrk runs until it is stopped, after the last.
+        with WrkUntilStopped(base + "/hello", 16) as get_load, \
+                WrkUntilStopped(base + "/echo", 16, script=script) as post_load:
+            time.sleep(1.5)
+            restart_in_turn(tmp_path, backends, ports, FAIL_TIMEOUT_S + 0.5, restarted)
+            results = {"get": get_load.stop(), "post": post_load.stop()}
         for srv in restarted:
             assert srv.stop() == 0, srv.stderr()
         stop_nginx(nginx)  # writes out its log

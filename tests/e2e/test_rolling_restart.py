@@ -8,13 +8,12 @@ listening before the health check had taken it out.
 import shutil
 import signal
 import subprocess
-import threading
 import time
 
 import pytest
 
 from ops_e2e import free_port, wait_for
-from rivet_e2e import BIN, SANITIZED, SLOW, WRK, RivetServer, wrk
+from rivet_e2e import BIN, SANITIZED, SLOW, WRK, RivetServer, WrkUntilStopped
 from rolling_e2e import kill_left_over, proxied_hello, restart_in_turn, start_backend
 
 HAPROXY = shutil.which("haproxy")
@@ -137,16 +136,12 @@ def test_rolling_restart_behind_haproxy_loses_nothing(tmp_path):
         url = f"http://127.0.0.1:{front}/hello"
 
         wait_for(lambda: proxied_hello(front), 10, "HAProxy to answer through its backends")
-        result = {}
-        load = threading.Thread(target=lambda: result.update(out=wrk(url, 32, 12)))
-        load.start()
-        time.sleep(1.5)
-        # Back in rotation before the next one goes: HAProxy checks every 100 ms.
-        restart_in_turn(tmp_path, backends, ports, 1.0, restarted)
-        # Every restart happened under load (a slow machine must not let wrk end first).
-        assert load.is_alive(), "wrk ended before the last restart: lengthen its run"
-        load.join(60)
-        requests, errors, non_2xx, out = result["out"]
+        # Every restart happens under load: wrk runs until it is stopped, after the last.
+        with WrkUntilStopped(url, 32) as load:
+            time.sleep(1.5)
+            # Back in rotation before the next one goes: HAProxy checks every 100 ms.
+            restart_in_turn(tmp_path, backends, ports, 1.0, restarted)
+            requests, errors, non_2xx, out = load.stop()
         assert errors is None, f"socket errors {errors}:\n{out}"
         assert non_2xx == 0, out
         assert requests > 1000, out

@@ -19,10 +19,9 @@ from pathlib import Path
 import pytest
 
 from nginx_e2e import NGINX, start_nginx, stop_nginx
-from rivet_e2e import (BIN, PUBLIC, SANITIZED, SLOW, SANITIZER_RE, RivetServer,
-                       no_drain_grace_unless_set)
+from rivet_e2e import (BIN, PUBLIC, SANITIZED, SLOW, SANITIZER_RE, WRK, RivetServer,
+                       WrkUntilStopped, no_drain_grace_unless_set)
 
-WRK = shutil.which("wrk")
 HELLO = b"GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
 
 
@@ -246,14 +245,14 @@ def test_upgrade_under_keepalive_and_per_request_load_loses_nothing(upgraded):
 
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()
-    wrk = subprocess.Popen([WRK, "-t2", "-c16", "-d8s", f"http://127.0.0.1:{u.port}/hello"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(1)
-    u.server.send_signal(signal.SIGUSR2)
-    u.wait_for_new_pid(u.first)
-    assert u.server.wait(15) == 0
-    assert wrk.poll() is None, "wrk ended before the old process did: the upgrade was not tested"
-    out, _ = wrk.communicate(timeout=60)
+    # The whole upgrade happens under load: wrk runs until it is stopped, after the old process
+    # has exited.
+    with WrkUntilStopped(f"http://127.0.0.1:{u.port}/hello", 16, threads=2) as load:
+        time.sleep(1)
+        u.server.send_signal(signal.SIGUSR2)
+        u.wait_for_new_pid(u.first)
+        assert u.server.wait(15) == 0
+        _, _, _, out = load.stop()
     for h in hammers:
         h.finish()
     probing.set()
@@ -305,17 +304,14 @@ def test_three_rivets_behind_nginx_upgraded_in_turn_lose_nothing(upgraded, tmp_p
     nginx = start_nginx(prefix, NGINX_HTTP.format(front=front, servers=servers), front)
     try:
         wait_until(lambda: hello_or_none(front), 10, "nginx to answer through the rivets")
-        load = subprocess.Popen([WRK, "-t1", "-c32", "-d12s", f"http://127.0.0.1:{front}/hello"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        time.sleep(1)
-        for u in rivets:
-            u.server.send_signal(signal.SIGUSR2)
-            u.wait_for_new_pid(u.first)
-            assert u.server.wait(15) == 0, u.stderr()[-3000:]
-        # Every change happened under load (else a slow machine passes without testing them).
-        assert load.poll() is None, "wrk ended before the last upgrade was done"
-        out, _ = load.communicate(timeout=60)
-        assert load.returncode == 0, out
+        # Every change happens under load: wrk runs until it is stopped, after the last.
+        with WrkUntilStopped(f"http://127.0.0.1:{front}/hello", 32) as load:
+            time.sleep(1)
+            for u in rivets:
+                u.server.send_signal(signal.SIGUSR2)
+                u.wait_for_new_pid(u.first)
+                assert u.server.wait(15) == 0, u.stderr()[-3000:]
+            _, _, _, out = load.stop()
         assert "Socket errors" not in out and "Non-2xx" not in out, out
         requests = int(out.split(" requests in")[0].split()[-1])
         assert requests > 1000, out
