@@ -230,6 +230,8 @@ public:
     // Serves the files under `root` at GET/HEAD `mount`/... (see rivet/static_files.hpp).
     // Routes win over files: with a mount at "/", GET /hello still reaches its handler, and a
     // path whose routes are all for other methods answers 405 rather than a file's 404.
+    // Throws std::invalid_argument for a mount that is not a path, and for a cache_control,
+    // default_type or mime_types entry that holds CR, LF or NUL.
     StaticFiles& serve_static(std::string_view mount, std::string root, StaticOptions options = {});
     StaticStats static_stats() const;  // every mount's cache counters, summed
 

@@ -96,7 +96,7 @@ ParseResult parse_request_head(std::string_view data, RequestHead& out,
 // Case-insensitive ASCII comparison, for field names and tokens. Most comparisons fail on the
 // length or the first byte (a list of fields searched for one name), which is tested here, inline:
 // two bytes equal but for case differ at most in bit 0x20. The rest is compared out of line.
-bool iequals_same_size(std::string_view a, std::string_view b);
+bool iequals_same_size(std::string_view a, std::string_view b);  // a.size() == b.size() only
 inline bool iequals(std::string_view a, std::string_view b) {
     return a.size() == b.size() && (a.empty() || ((a[0] ^ b[0]) & ~0x20) == 0) &&
            iequals_same_size(a, b);

@@ -1,5 +1,6 @@
 #include "http/response_writer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <ctime>
@@ -129,9 +130,19 @@ std::string_view connection_field(const Framing& framing) {
 void format_http_date(int64_t unix_seconds, char out[29]) {
     static const char kDays[] = "SunMonTueWedThuFriSat";
     static const char kMonths[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-    time_t t = time_t(unix_seconds);
-    tm g;
-    gmtime_r(&t, &g);
+    // An IMF-fixdate has a four-digit year: a time outside years 1 to 9999 (a file's mtime can be
+    // anything a filesystem keeps) is written as the nearest end, never as digits that are not
+    // ('0' - 35 is CR), nor from a tm that gmtime_r could not fill.
+    constexpr int64_t kFirst = -62135596800;  // 0001-01-01T00:00:00Z
+    constexpr int64_t kLast = 253402300799;   // 9999-12-31T23:59:59Z
+    time_t t = time_t(std::clamp(unix_seconds, kFirst, kLast));
+    tm g{};
+    if (!gmtime_r(&t, &g)) {  // 1970-01-01, a Thursday
+        g = tm{};
+        g.tm_mday = 1;
+        g.tm_year = 70;
+        g.tm_wday = 4;
+    }
     auto two = [](char* p, int v) {
         p[0] = char('0' + v / 10);
         p[1] = char('0' + v % 10);

@@ -90,9 +90,16 @@ struct StaticFiles::Impl {
         cache_control = options.cache_control;
         if (cache_control.empty() && options.max_age >= 0)
             cache_control = "max-age=" + std::to_string(options.max_age);
-        // Checked once here: every answer adds it as the framework's own field.
+        // Checked once here: every answer adds it as the framework's own field, and the types
+        // go into the part heads of a multipart range answer as they are.
         if (http::field_value_forbidden(cache_control))
             throw std::invalid_argument("static files: cache_control holds CR, LF or NUL");
+        if (http::field_value_forbidden(options.default_type))
+            throw std::invalid_argument("static files: default_type holds CR, LF or NUL");
+        for (const auto& [extension, type] : options.mime_types)
+            if (http::field_value_forbidden(type))
+                throw std::invalid_argument("static files: the type of \"" + extension +
+                                            "\" holds CR, LF or NUL");
         shared = std::make_unique<files::FileCache>(root, limits, types);
     }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <ctime>
 #include <span>
 #include <string>
@@ -23,6 +24,27 @@ TEST(DateCache, FormatsImfFixdate) {
     EXPECT_EQ(std::string_view(out, 29), "Thu, 01 Jan 1970 00:00:00 GMT");
     rivet::http::format_http_date(4102444799, out);
     EXPECT_EQ(std::string_view(out, 29), "Thu, 31 Dec 2099 23:59:59 GMT");
+}
+
+// A file's mtime can be any 64-bit time: one outside years 1 to 9999 is written as the nearest
+// end. Before, year -35000 made a CR of its century digit ('0' - 35), and a time gmtime_r cannot
+// convert left the fields unset; a Last-Modified is added to an answer without header()'s checks.
+TEST(DateCache, TimesOutsideFourDigitYearsAreWrittenAsTheNearestEnd) {
+    char out[29];
+    for (int64_t t : {int64_t(-1120000000000000), int64_t(-62135596801), INT64_MIN}) {
+        rivet::http::format_http_date(t, out);
+        EXPECT_EQ(std::string_view(out, 29), "Mon, 01 Jan 0001 00:00:00 GMT") << t;
+    }
+    for (int64_t t : {int64_t(253402300800), int64_t(6900000000000000), INT64_MAX}) {
+        rivet::http::format_http_date(t, out);
+        EXPECT_EQ(std::string_view(out, 29), "Fri, 31 Dec 9999 23:59:59 GMT") << t;
+    }
+    rivet::http::format_http_date(-1, out);  // before 1970 is fine
+    EXPECT_EQ(std::string_view(out, 29), "Wed, 31 Dec 1969 23:59:59 GMT");
+    for (int64_t t = -62135596800; t < 253402300799; t += 86400 * 3659 + 12345) {
+        rivet::http::format_http_date(t, out);
+        EXPECT_FALSE(rivet::http::field_value_forbidden(std::string_view(out, 29))) << t;
+    }
 }
 
 TEST(DateCache, ReformatsOnlyWhenTheSecondChanges) {

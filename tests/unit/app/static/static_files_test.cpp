@@ -162,5 +162,19 @@ TEST(StaticFilesApi, CacheControlThatWouldEndTheFieldIsRefusedWhenMounted) {
     EXPECT_EQ(app.serve_static("/y", ".", fine).mount(), "/y");
 }
 
+// The types go into a multipart range answer's part heads as they are: refused when mounted too.
+TEST(StaticFilesApi, TypesThatWouldEndAFieldAreRefusedWhenMounted) {
+    App app;
+    StaticOptions bad_default;
+    bad_default.default_type = "text/plain\r\nX-Evil: 1";
+    EXPECT_THROW(app.serve_static("/x", ".", bad_default), std::invalid_argument);
+    StaticOptions bad_type;
+    bad_type.mime_types = {{"txt", "text/plain"}, {"evil", "text/html\n"}};
+    EXPECT_THROW(app.serve_static("/x", ".", bad_type), std::invalid_argument);
+    StaticOptions fine;
+    fine.mime_types = {{"txt", "text/plain; charset=utf-8"}};
+    EXPECT_EQ(app.serve_static("/z", ".", fine).mount(), "/z");
+}
+
 }  // namespace
 }  // namespace rivet
