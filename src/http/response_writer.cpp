@@ -30,24 +30,6 @@ bool holds_forbidden(const unsigned char* p) {
     return false;
 }
 
-}  // namespace
-
-bool field_value_forbidden(std::string_view value) {
-    const auto* p = reinterpret_cast<const unsigned char*>(value.data());
-    const size_t n = value.size();
-    if (n >= 8) {
-        for (size_t i = 0; i + 8 < n; i += 8)
-            if (holds_forbidden<uint64_t>(p + i)) return true;
-        return holds_forbidden<uint64_t>(p + n - 8);
-    }
-    if (n >= 4) return holds_forbidden<uint32_t>(p) || holds_forbidden<uint32_t>(p + n - 4);
-    for (size_t i = 0; i < n; ++i)
-        if (forbidden_byte(p[i])) return true;
-    return false;
-}
-
-namespace {
-
 void append_uint(std::string& out, uint64_t v) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -127,22 +109,32 @@ std::string_view connection_field(const Framing& framing) {
 
 }  // namespace
 
+bool field_value_forbidden(std::string_view value) {
+    const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+    const size_t n = value.size();
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8)
+            if (holds_forbidden<uint64_t>(p + i)) return true;
+        return holds_forbidden<uint64_t>(p + n - 8);
+    }
+    if (n >= 4) return holds_forbidden<uint32_t>(p) || holds_forbidden<uint32_t>(p + n - 4);
+    for (size_t i = 0; i < n; ++i)
+        if (forbidden_byte(p[i])) return true;
+    return false;
+}
+
 void format_http_date(int64_t unix_seconds, char out[29]) {
     static const char kDays[] = "SunMonTueWedThuFriSat";
     static const char kMonths[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
     // An IMF-fixdate has a four-digit year: a time outside years 1 to 9999 (a file's mtime can be
     // anything a filesystem keeps) is written as the nearest end, never as digits that are not
-    // ('0' - 35 is CR), nor from a tm that gmtime_r could not fill.
+    // ('0' - 35 is CR), nor from a tm that gmtime_r could not fill (a year past INT_MAX).
     constexpr int64_t kFirst = -62135596800;  // 0001-01-01T00:00:00Z
     constexpr int64_t kLast = 253402300799;   // 9999-12-31T23:59:59Z
-    time_t t = time_t(std::clamp(unix_seconds, kFirst, kLast));
+    static_assert(sizeof(time_t) == 8, "a 64-bit time_t: gmtime_r fills any time in range");
+    const time_t t = time_t(std::clamp(unix_seconds, kFirst, kLast));
     tm g{};
-    if (!gmtime_r(&t, &g)) {  // 1970-01-01, a Thursday
-        g = tm{};
-        g.tm_mday = 1;
-        g.tm_year = 70;
-        g.tm_wday = 4;
-    }
+    gmtime_r(&t, &g);
     auto two = [](char* p, int v) {
         p[0] = char('0' + v / 10);
         p[1] = char('0' + v % 10);

@@ -92,14 +92,14 @@ struct StaticFiles::Impl {
             cache_control = "max-age=" + std::to_string(options.max_age);
         // Checked once here: every answer adds it as the framework's own field, and the types
         // go into the part heads of a multipart range answer as they are.
-        if (http::field_value_forbidden(cache_control))
-            throw std::invalid_argument("static files: cache_control holds CR, LF or NUL");
-        if (http::field_value_forbidden(options.default_type))
-            throw std::invalid_argument("static files: default_type holds CR, LF or NUL");
+        const auto refuse_forbidden = [](std::string_view value, const std::string& what) {
+            if (http::field_value_forbidden(value))
+                throw std::invalid_argument("static files: " + what + " holds CR, LF or NUL");
+        };
+        refuse_forbidden(cache_control, "cache_control");
+        refuse_forbidden(options.default_type, "default_type");
         for (const auto& [extension, type] : options.mime_types)
-            if (http::field_value_forbidden(type))
-                throw std::invalid_argument("static files: the type of \"" + extension +
-                                            "\" holds CR, LF or NUL");
+            refuse_forbidden(type, "the type of \"" + extension + "\"");
         shared = std::make_unique<files::FileCache>(root, limits, types);
     }
 
