@@ -117,7 +117,8 @@ void Loop::remove(int fd) {
 
 void Loop::read_clocks() {
     now_ms_ = core::monotonic_ms();
-    fine_ns_ = core::monotonic_ns();
+    const uint64_t fine = fine_clock_.anchor();
+    fine_ns_ = fine > fine_ns_ ? fine : fine_ns_;
     timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     wall_s_ = ts.tv_sec;

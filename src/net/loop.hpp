@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "net/fine_clock.hpp"
 #include "net/timer_wheel.hpp"
 
 namespace rivet::net {
@@ -92,11 +93,15 @@ public:
     TimerWheel& timers() { return timers_; }
     uint64_t now_ms() const { return now_ms_; }       // the monotonic clock, read once per turn
     int64_t wall_seconds() const { return wall_s_; }  // wall clock (Unix seconds), once per turn
-    // The fine monotonic clock (core::monotonic_ns) as last read on this loop: at the start of
-    // each turn, and by each read_fine_ns(). What a request's duration starts from: the end of
-    // the one before it in a pipelined batch is the start of the next, one reading for both.
+    // The fine monotonic clock (net/fine_clock.hpp, core::monotonic_ns's scale) as last read on
+    // this loop: at the start of each turn, and by each read_fine_ns(). What a request's duration
+    // starts from: the end of the one before it in a pipelined batch is the start of the next,
+    // one reading for both. Never goes back, so a duration read with it is never negative.
     uint64_t fine_ns() const { return fine_ns_; }
-    uint64_t read_fine_ns() { return fine_ns_ = core::monotonic_ns(); }
+    uint64_t read_fine_ns() {
+        const uint64_t now = fine_clock_.read();
+        return fine_ns_ = now > fine_ns_ ? now : fine_ns_;
+    }
 
     // Called at the end of every turn on the loop's thread (e.g. flush pending output).
     void on_turn_end(std::function<void()> hook) { turn_end_hooks_.push_back(std::move(hook)); }
@@ -114,6 +119,7 @@ private:
     int wakefd_ = -1;
     bool running_ = false;
     uint64_t now_ms_ = 0;
+    FineClock fine_clock_;
     uint64_t fine_ns_ = 0;
     int64_t wall_s_ = 0;
     TimerWheel timers_;       // the engine's timeouts: coarse (100 ms ticks), re-armed often

@@ -25,6 +25,12 @@ namespace {
 constexpr size_t kMaxLoggedPath = 1024;
 constexpr size_t kMaxLoggedWhat = 1024;
 
+// A request that started on a loop (its fine clock) and ends on a worker (clock_gettime) may
+// read an end a hair before its start: the two clocks can differ by the loop clock's rate error.
+uint64_t micros_between(uint64_t start_ns, uint64_t end_ns) {
+    return end_ns > start_ns ? (end_ns - start_ns) / 1000 : 0;
+}
+
 // Pseudo-routes, after the App's own: offsets from first_pseudo_.
 enum Pseudo : uint32_t {
     kUnrouted,
@@ -280,7 +286,7 @@ uint64_t Operations::end_ns() {
 }
 
 void Operations::finish_on(unsigned loop, engine::Exchange& ex, const Trace& trace) {
-    uint64_t micros = (end_ns() - trace.start_ns) / 1000;
+    const uint64_t micros = micros_between(trace.start_ns, end_ns());
     const auto& head = ex.head();
     metrics_.record(loop, trace.route, Metrics::protocol_of(head.version_major, head.version_minor),
                     public_method(head.method), ex.status(), micros);
@@ -317,7 +323,7 @@ void Operations::websocket_closed(unsigned loop, const IpAddress& client, std::s
 }
 
 void Operations::finish_offloaded(const Request& req, const Trace& trace, const Response& res) {
-    uint64_t micros = (now_ns() - trace.start_ns) / 1000;
+    const uint64_t micros = micros_between(trace.start_ns, now_ns());
     metrics_.record_shared(trace.route,
                            Metrics::protocol_of(req.version_major(), req.version_minor()),
                            req.method(), res.status(), micros);
