@@ -71,7 +71,8 @@ bool each_element(std::string_view list, F&& f) {
 }
 
 bool valid_host(std::string_view h) {
-    return std::all_of(h.begin(), h.end(), [](char c) { return is(c, kHost); });
+    return scan_class<kHost>(reinterpret_cast<const unsigned char*>(h.data()), 0, h.size()) ==
+           h.size();
 }
 
 void split_path_query(std::string_view pq, RequestHead& out) {
@@ -81,14 +82,16 @@ void split_path_query(std::string_view pq, RequestHead& out) {
     if (out.path.empty()) out.path = "/";  // absolute-form with an empty path (RFC 9112 §3.2.1)
 }
 
-// The four forms of RFC 9112 §3.2, each allowed only where the RFC allows it.
-const char* classify_target(std::string_view t, Method m, RequestHead& out) {
+// The four forms of RFC 9112 §3.2, each allowed only where the RFC allows it. `path_end` is
+// where t's first '?' or '#' is, or its size.
+const char* classify_target(std::string_view t, size_t path_end, Method m, RequestHead& out) {
     // A fragment is no part of any of the forms (RFC 9112 §3.2): the client keeps it. One that
     // arrives means a client (or a proxy) that does not speak HTTP/1.1 as we read it.
-    if (t.find('#') != std::string_view::npos) return "fragment in request target";
+    if (t.find('#', path_end) != std::string_view::npos) return "fragment in request target";
     if (t[0] == '/') {
         if (m == Method::Connect) return "CONNECT needs an authority-form target";
-        split_path_query(t, out);
+        out.path = t.substr(0, path_end);
+        if (path_end < t.size()) out.query = t.substr(path_end + 1);  // after the '?'
         return nullptr;
     }
     if (t == "*") {
@@ -241,22 +244,29 @@ ParseResult validate_head(std::string_view data, RequestHead& out,
         i += 2;
     }
     const size_t m0 = i;
-    // A method longer than any we could implement is a 501 (RFC 9112 §3), not a long URI.
-    const size_t m_cap = m0 + kMaxMethod + 1;
-    i = scan_token(s, i, std::min(rl_stop, m_cap));
-    if (i == m_cap) return ParseResult::error(501, "method too long");
-    if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
-    if (s[i] != ' ' || i == m0) return ParseResult::error(400, "invalid method");
-    out.method_name = view(m0, i);
-    out.method = method_from_name(out.method_name);
+    if (rl_stop - i >= 4 && load4(data.data() + i) == load4("GET ")) {  // most requests
+        i += 3;
+        out.method_name = view(m0, i);
+        out.method = Method::Get;
+    } else {
+        // A method longer than any we could implement is a 501 (RFC 9112 §3), not a long URI.
+        const size_t m_cap = m0 + kMaxMethod + 1;
+        i = scan_token(s, i, std::min(rl_stop, m_cap));
+        if (i == m_cap) return ParseResult::error(501, "method too long");
+        if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
+        if (s[i] != ' ' || i == m0) return ParseResult::error(400, "invalid method");
+        out.method_name = view(m0, i);
+        out.method = method_from_name(out.method_name);
+    }
 
     const size_t t0 = ++i;
-    i = scan_target(s, i, rl_stop);
+    size_t path_end = 0;
+    i = scan_target_path(s, i, rl_stop, path_end);
     if (i == rl_stop) return short_of(rl_cap, 414, kLongLine);
     if (s[i] == '\r') return ParseResult::error(400, "missing HTTP version");
     if (s[i] != ' ' || i == t0) return ParseResult::error(400, "invalid request target");
     out.target = view(t0, i);
-    if (const char* why = classify_target(out.target, out.method, out))
+    if (const char* why = classify_target(out.target, path_end - t0, out.method, out))
         return ParseResult::error(400, why);
 
     ++i;

@@ -449,6 +449,38 @@ TEST(RequestParser, AcceptsEveryTargetForm) {
     }
 }
 
+// The path ends at the first '?' (the query is what follows it) wherever that falls: inside the
+// 16-byte blocks the target is scanned in, or in the bytes after them; a '#' anywhere, before or
+// after a '?', is refused. For GET (read in one step) and for other methods alike.
+TEST(RequestParser, SplitsPathAndQueryAtEveryOffset) {
+    const std::string chars = "abc/-._~%20!$&'()*+,;=:@XYZ019";
+    for (const char* method : {"GET", "DELETE"}) {
+        for (size_t len = 2; len <= 70; ++len) {
+            std::string plain = "/";
+            for (size_t k = 1; k < len; ++k) plain += chars[k % chars.size()];
+            for (size_t at = 1; at < len; ++at) {
+                std::string target = plain;
+                target[at] = '?';
+                const std::string in =
+                    std::string(method) + " " + target + " HTTP/1.1\r\nHost: h\r\n\r\n";
+                const Parsed p = parse(in);
+                ASSERT_EQ(p.r.kind, ParseResult::Complete) << in << ": " << describe(p.r);
+                EXPECT_EQ(p.head.target, target);
+                EXPECT_EQ(p.head.path, target.substr(0, at)) << in;
+                EXPECT_EQ(p.head.query, target.substr(at + 1)) << in;
+                for (size_t hash = 1; hash < len; ++hash) {
+                    std::string with_fragment = target;
+                    with_fragment[hash] = '#';
+                    const Parsed f = parse(std::string(method) + " " + with_fragment +
+                                           " HTTP/1.1\r\nHost: h\r\n\r\n");
+                    EXPECT_EQ(f.r.status, 400) << with_fragment;
+                    EXPECT_STREQ(f.r.reason, "fragment in request target") << with_fragment;
+                }
+            }
+        }
+    }
+}
+
 TEST(RequestParser, AppliesKeepAliveRules) {
     struct Case {
         const char* version;

@@ -127,6 +127,27 @@ TEST(ResponseWriter, EveryPieceMeetsTheBufferEndCorrectly) {
     }
 }
 
+// Pieces are copied in overlapping steps of 4 to 32 bytes: a value and a body of every length up
+// to past the widest step, made of bytes that differ from their neighbours, so that a byte
+// copied from the wrong place shows.
+TEST(ResponseWriter, PiecesOfEveryShortLengthKeepEveryByte) {
+    std::string pattern;
+    for (int i = 0; i < 200; ++i) pattern += static_cast<char>('!' + (i * 7) % 90);
+    for (size_t n = 0; n <= 140; ++n) {
+        const std::string piece = pattern.substr(n % 17, n);
+        std::vector<std::pair<std::string, std::string>> fields = {{"X-Piece", piece}};
+        ResponseHead res = text(piece);
+        res.fields = fields;
+        const std::string want =
+            "HTTP/1.1 200 OK\r\nDate: X\r\nServer: rivet\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\nX-Piece: " +
+            piece + "\r\nContent-Length: " + std::to_string(n) + "\r\n\r\n" + piece;
+        std::string out;
+        rivet::http::write_response(out, res, Framing{}, kDate);
+        ASSERT_EQ(out, want) << "pieces of " << n << " bytes";
+    }
+}
+
 // A chunked answer whose Trailer field alone is longer than the buffer.
 TEST(ResponseWriter, ALongTrailerListIsAnnouncedWhole) {
     std::vector<std::pair<std::string, std::string>> trailers;
