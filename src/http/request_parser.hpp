@@ -79,6 +79,9 @@ struct HeadScan {
 };
 
 // Parses the request head at the start of `data`.
+// - `out` may hold an earlier head (a session parses a batch into one): a complete head sets
+//   every field of it but version_major, which only HTTP/2 sets; after an error or an
+//   incomplete head its fields are unspecified.
 // - `headers_storage` receives the fields; more fields than it holds (or than
 //   limits.max_headers) is a 431.
 // - `scan`, when given, carries the progress on this head from one call to the next (see above);

@@ -158,6 +158,10 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
         pos = finish_body(data, len);
     else if (phase_ == Phase::Stream)
         pos = feed_upload(data, len);
+    // One head for the whole batch: the parser assigns every field a complete head has (what
+    // it may leave unset, it clears), and no request keeps its head past its dispatch, so the
+    // 100 bytes are not cleared for each pipelined request.
+    http::RequestHead head;
     while (pos < len && phase_ == Phase::Head) {
         // h2c by prior knowledge: a connection's first bytes are HTTP/2's preface.
         if (conn_.requests_served() == 0 && pos == 0 && data[0] == 'P' &&
@@ -167,7 +171,6 @@ size_t Http1Session::serve_input(const char* data, size_t len) {
             phase_ = Phase::Paused;  // after_flush resumes with what is left in in_
             break;
         }
-        http::RequestHead head;
         auto r = http::parse_request_head({data + pos, len - pos}, head, owner_.header_storage(),
                                           owner_.parser_limits(), &head_scan_);
         if (r.kind == http::ParseResult::Incomplete) break;

@@ -449,6 +449,36 @@ TEST(RequestParser, AcceptsEveryTargetForm) {
     }
 }
 
+// A session parses a batch of pipelined heads into one RequestHead: each complete head must
+// come out as it would into a fresh one, whatever the head before it set, after an error too.
+TEST(RequestParser, AHeadParsedOverAnotherComesOutAsIfFresh) {
+    const char* heads[] = {
+        "POST http://a.example:81/x?q=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+        "Expect: 100-continue\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: b\r\n\r\n",
+        "PUT /y HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        "OPTIONS * HTTP/1.1\r\nHost: c\r\n\r\n",
+        "POST /z?w HTTP/1.1\r\nHost: d\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "GET /bad#frag HTTP/1.1\r\nHost: e\r\n\r\n",
+        "GET /a?b HTTP/1.1\r\nHost: f\r\nX-A: 1\r\nX-B: 2\r\n\r\n",
+        "GET http://g.example HTTP/1.1\r\nHost: g\r\n\r\n",
+        "DELETE /h HTTP/1.1\r\nHost: h\r\n\r\n",
+    };
+    std::vector<Header> storage(64);
+    RequestHead reused;
+    for (const char* first : heads) {
+        for (const char* then : heads) {
+            rivet::http::parse_request_head(first, reused, storage, {});
+            const auto r = rivet::http::parse_request_head(then, reused, storage, {});
+            const Parsed fresh = parse(then);
+            ASSERT_TRUE(same_result(r, fresh.r)) << then;
+            if (r.kind == ParseResult::Complete) {
+                EXPECT_TRUE(same_head(reused, fresh.head)) << first << " then " << then;
+            }
+        }
+    }
+}
+
 // The path ends at the first '?' (the query is what follows it) wherever that falls: inside the
 // 16-byte blocks the target is scanned in, or in the bytes after them; a '#' anywhere, before or
 // after a '?', is refused. For GET (read in one step) and for other methods alike.
