@@ -115,7 +115,8 @@ inline size_t skip_blocks(const unsigned char* s, size_t i, size_t stop) {
         const uint64_t v = load8(s + i);
         if (has_below(v, lo) | (high_ok ? has_below(v ^ (kOnes * (hi + 1)), 1) : has_above(v, hi)))
             break;
-        if ((but1 && has_below(v ^ (kOnes * but1), 1)) || (but2 && has_below(v ^ (kOnes * but2), 1)))
+        if ((but1 && has_below(v ^ (kOnes * but1), 1)) ||
+            (but2 && has_below(v ^ (kOnes * but2), 1)))
             break;
     }
 #endif

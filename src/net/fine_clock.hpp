@@ -27,7 +27,8 @@ public:
         ClockGettime,  // always clock_gettime
     };
 
-    // Tsc where this machine's kernel keeps time with the TSC, else ClockGettime.
+    // Tsc where this machine's kernel keeps time with the TSC, else ClockGettime: read once per
+    // process. Should the kernel drop the TSC later, each turn's anchor still bounds the error.
     static Source best_source();
 
     explicit FineClock(Source source = best_source()) : source_(source) {}
@@ -41,16 +42,19 @@ public:
 #if defined(__x86_64__)
         if (anchored_) {
             const uint64_t tsc = __rdtsc();
-            // A TSC a core may show a few ticks behind the anchor's: never before the anchor.
+            // Another core's TSC may read a few ticks behind the anchor's: never before it.
             const uint64_t ticks = tsc > anchor_tsc_ ? tsc - anchor_tsc_ : 0;
-            return anchor_ns_ + uint64_t((static_cast<unsigned __int128>(ticks) * ns_per_tick_q32_) >> 32);
+            return anchor_ns_ +
+                   uint64_t((static_cast<unsigned __int128>(ticks) * ns_per_tick_q32_) >> 32);
         }
 #endif
         return core::monotonic_ns();
     }
 
     // Whether read() counts the TSC this turn (tests).
-    bool counting_tsc() const { return anchored_; }
+    bool counting_tsc() const {
+        return anchored_;
+    }
 
 private:
     void measure_rate(uint64_t ns, uint64_t tsc);
