@@ -3,11 +3,15 @@
 // kernel itself keeps time with the TSC (x86-64, clocksource "tsc": constant rate, in step across
 // cores), a reading is instead one rdtsc (~9 ns) counted from the turn's clock_gettime.
 //
-// Each turn re-anchors the count to clock_gettime, so a reading is never off by more than the
-// rate's error times the time since the turn began (the rate is measured over at least 20 ms,
-// then again over at least 1 s). An anchor that a preemption may have split (the TSC moved too
-// far across the clock_gettime) is not used: that turn reads clock_gettime, as does a loop
-// whose rate is not measured yet, and every machine without a usable TSC.
+// Each turn re-anchors the count to clock_gettime, so a reading is off by at most the rate's
+// error times the time since the turn began. The rate is measured from the anchors themselves,
+// over the first 20 ms and then over each following second, so it follows the clock's current
+// rate (NTP's slewing included). Before it is trusted again, every anchor is checked against
+// the count from the one before: where they part (a suspend, a migrated VM, a kernel that gave
+// up on the TSC), counting stops and the rate is measured afresh. An anchor that a preemption
+// may have split (its two TSC reads far apart) is not used: that turn reads clock_gettime, as
+// does a clock whose rate is not measured yet, and every machine without a usable TSC.
+// Readings never go back, so a duration is never negative.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
+#define RIVET_FINE_CLOCK_TSC 1
 #endif
 
 namespace rivet::net {
@@ -27,44 +32,55 @@ public:
         ClockGettime,  // always clock_gettime
     };
 
-    // Tsc where this machine's kernel keeps time with the TSC, else ClockGettime: read once per
-    // process. Should the kernel drop the TSC later, each turn's anchor still bounds the error.
+    // Tsc where this machine's kernel keeps time with the TSC, else ClockGettime; asked once
+    // per process (the check of each anchor catches a later change).
     static Source best_source();
 
     explicit FineClock(Source source = best_source()) : source_(source) {}
 
-    // At the start of a turn: reads clock_gettime (returned), and the TSC beside it.
+    // At the start of a turn: reads clock_gettime, and the TSC around it. Returns the clock.
     uint64_t anchor();
 
-    // The monotonic clock now, in nanoseconds (core::monotonic_ns's scale). Not always later
-    // than a clock_gettime read just before it: it may differ by the rate's error.
-    uint64_t read() const {
-#if defined(__x86_64__)
-        if (anchored_) {
-            const uint64_t tsc = __rdtsc();
-            // Another core's TSC may read a few ticks behind the anchor's: never before it.
-            const uint64_t ticks = tsc > anchor_tsc_ ? tsc - anchor_tsc_ : 0;
-            return anchor_ns_ +
-                   uint64_t((static_cast<unsigned __int128>(ticks) * ns_per_tick_q32_) >> 32);
-        }
+    // The monotonic clock now, in nanoseconds (core::monotonic_ns's scale). It may differ from a
+    // clock_gettime read beside it by the rate's error.
+    uint64_t read() {
+#if RIVET_FINE_CLOCK_TSC
+        if (anchored_) return read_at(__rdtsc());
 #endif
-        return core::monotonic_ns();
+        return no_earlier(core::monotonic_ns());
     }
 
-    // Whether read() counts the TSC this turn (tests).
+    // Whether read() counts the TSC this turn.
     bool counting_tsc() const {
         return anchored_;
     }
 
+#if RIVET_FINE_CLOCK_TSC
+    // anchor() and read() on given readings: what they run, and what the tests drive.
+    uint64_t anchor_with(uint64_t ns, uint64_t tsc_before, uint64_t tsc_after);
+    uint64_t read_at(uint64_t tsc) {
+        const uint64_t ticks = tsc > anchor_tsc_ ? tsc - anchor_tsc_ : 0;
+        const auto ns = (static_cast<unsigned __int128>(ticks) * ns_per_tick_q32_) >> 32;
+        return no_earlier(anchor_ns_ + static_cast<uint64_t>(ns));
+    }
+#endif
+
 private:
+    uint64_t no_earlier(uint64_t ns) {
+        return last_ = ns > last_ ? ns : last_;
+    }
+#if RIVET_FINE_CLOCK_TSC
+    bool count_agrees(uint64_t ns, uint64_t tsc) const;
     void measure_rate(uint64_t ns, uint64_t tsc);
+#endif
 
     Source source_;
-    bool anchored_ = false;
+    bool anchored_ = false;  // read() counts the TSC from this turn's anchor
+    uint64_t last_ = 0;      // the latest value given out
     uint64_t anchor_ns_ = 0, anchor_tsc_ = 0;
-    uint64_t ns_per_tick_q32_ = 0;  // nanoseconds per tick, 32.32 fixed point; 0: not measured
-    uint64_t base_ns_ = 0, base_tsc_ = 0;  // the first good anchor: where the rate is measured from
-    uint64_t measured_over_ns_ = 0;        // the span the current rate was measured over
+    uint64_t ns_per_tick_q32_ = 0;         // nanoseconds per tick, 32.32 fixed point; 0: unknown
+    uint64_t base_ns_ = 0, base_tsc_ = 0;  // where the rate is being measured from; ns 0: nowhere
+    uint64_t paired_ns_ = 0, paired_tsc_ = 0;  // the last anchor used; ns 0: none
 };
 
 }  // namespace rivet::net

@@ -98,10 +98,7 @@ public:
     // starts from: the end of the one before it in a pipelined batch is the start of the next,
     // one reading for both. Never goes back, so a duration read with it is never negative.
     uint64_t fine_ns() const { return fine_ns_; }
-    uint64_t read_fine_ns() {
-        const uint64_t now = fine_clock_.read();
-        return fine_ns_ = now > fine_ns_ ? now : fine_ns_;
-    }
+    uint64_t read_fine_ns() { return fine_ns_ = fine_clock_.read(); }
 
     // Called at the end of every turn on the loop's thread (e.g. flush pending output).
     void on_turn_end(std::function<void()> hook) { turn_end_hooks_.push_back(std::move(hook)); }

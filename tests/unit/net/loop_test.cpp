@@ -230,8 +230,7 @@ TEST(LoopTest, RemovedDescriptorIsNoLongerReported) {
 // The fine clock a request's duration starts from: read when the turn began (so no earlier than
 // the post that woke it, no later than the task that reads it), and moved on by read_fine_ns.
 // Where it counts the TSC it may differ from clock_gettime by its rate's error
-// (fine_clock_test.cpp): 5 µs here is a hundred times what that error can reach in a turn this
-// short.
+// (fine_clock_test.cpp): 5 µs here is what the anchors themselves are allowed.
 TEST(LoopTest, FineClockIsReadAtTheTurnsStartAndByReadFineNs) {
     constexpr uint64_t kSlack = 5'000;
     LoopRunner r;
@@ -250,26 +249,6 @@ TEST(LoopTest, FineClockIsReadAtTheTurnsStartAndByReadFineNs) {
     EXPECT_LE(turn, in_task + kSlack);
     EXPECT_GE(fresh + kSlack, in_task);
     EXPECT_EQ(kept, fresh);
-}
-
-// A duration is the difference of two fine readings: they never go back, across turns too (a
-// turn's anchor may read a hair earlier than the TSC count the turn before reached).
-TEST(LoopTest, FineClockNeverGoesBack) {
-    LoopRunner r;
-    uint64_t last = 0;  // touched only on the loop's thread
-    for (int turn = 0; turn < 300; ++turn) {
-        const bool monotonic = r.on_loop([&] {
-            bool ok = r.loop.fine_ns() >= last;
-            for (int i = 0; i < 100; ++i) {
-                const uint64_t now = r.loop.read_fine_ns();
-                ok = ok && now >= last;
-                last = now;
-            }
-            return ok;
-        });
-        ASSERT_TRUE(monotonic) << "turn " << turn;
-        if (turn % 30 == 0) std::this_thread::sleep_for(5ms);  // past the rate's first measure
-    }
 }
 
 TEST(LoopTest, TurnEndHooksRunAfterEachTurnsWork) {
