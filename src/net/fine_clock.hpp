@@ -50,6 +50,11 @@ public:
         return no_earlier(core::monotonic_ns());
     }
 
+    // The latest value anchor() or read() gave: readings never go below it.
+    uint64_t last() const {
+        return last_;
+    }
+
     // Whether read() counts the TSC this turn.
     bool counting_tsc() const {
         return anchored_;

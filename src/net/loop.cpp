@@ -117,7 +117,7 @@ void Loop::remove(int fd) {
 
 void Loop::read_clocks() {
     now_ms_ = core::monotonic_ms();
-    fine_ns_ = fine_clock_.anchor();
+    fine_clock_.anchor();
     timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     wall_s_ = ts.tv_sec;

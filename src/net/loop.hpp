@@ -97,8 +97,8 @@ public:
     // this loop: at the start of each turn, and by each read_fine_ns(). What a request's duration
     // starts from: the end of the one before it in a pipelined batch is the start of the next,
     // one reading for both. Never goes back, so a duration read with it is never negative.
-    uint64_t fine_ns() const { return fine_ns_; }
-    uint64_t read_fine_ns() { return fine_ns_ = fine_clock_.read(); }
+    uint64_t fine_ns() const { return fine_clock_.last(); }
+    uint64_t read_fine_ns() { return fine_clock_.read(); }
 
     // Called at the end of every turn on the loop's thread (e.g. flush pending output).
     void on_turn_end(std::function<void()> hook) { turn_end_hooks_.push_back(std::move(hook)); }
@@ -117,7 +117,6 @@ private:
     bool running_ = false;
     uint64_t now_ms_ = 0;
     FineClock fine_clock_;
-    uint64_t fine_ns_ = 0;
     int64_t wall_s_ = 0;
     TimerWheel timers_;       // the engine's timeouts: coarse (100 ms ticks), re-armed often
     TimerWheel fine_timers_;  // call_after(): 1 ms ticks, so a 50 ms sleep lasts 50 ms

@@ -32,16 +32,23 @@ TEST(FineClockTest, ClockGettimeSourceReadsTheMonotonicClock) {
 
 #if RIVET_FINE_CLOCK_TSC
 
-// A TSC at 3 GHz: 3 ticks per nanosecond, counted from `origin` ticks at `start` ns.
+// A TSC counted from `origin` ticks at `start` ns, `num`/`den` ticks per nanosecond (3 GHz
+// unless said).
 struct Tsc {
-    uint64_t start = 1'000'000'000, origin = 500;
-    uint64_t at(uint64_t ns) const { return origin + (ns - start) * 3; }
+    uint64_t start = 1'000'000'000, origin = 500, num = 3, den = 1;
+    uint64_t at(uint64_t ns) const { return origin + (ns - start) * num / den; }
 };
 
-// Anchors every `step` ns from `from` to `to` (both included), pairing each exactly.
-uint64_t anchor_every(FineClock& clock, const Tsc& tsc, uint64_t from, uint64_t to, uint64_t step) {
+// Anchors every `step` ns from `from` to `to` (both included), pairing each exactly; returns the
+// last anchor's time. `not_counting`, when given, counts the anchors after which the clock did
+// not count the TSC.
+uint64_t anchor_every(FineClock& clock, const Tsc& tsc, uint64_t from, uint64_t to, uint64_t step,
+                      int* not_counting = nullptr) {
     uint64_t ns = from;
-    for (; ns <= to; ns += step) clock.anchor_with(ns, tsc.at(ns) - 30, tsc.at(ns) + 30);
+    for (; ns <= to; ns += step) {
+        clock.anchor_with(ns, tsc.at(ns) - 30, tsc.at(ns) + 30);
+        if (not_counting && !clock.counting_tsc()) ++*not_counting;
+    }
     return ns - step;
 }
 
@@ -97,18 +104,12 @@ TEST(FineClockTest, ARateThatChangesIsMeasuredAgain) {
     uint64_t last = anchor_every(clock, tsc, tsc.start, tsc.start + 30 * kMs, kMs);
     ASSERT_TRUE(clock.counting_tsc());
     // From here on, 1 ms of the clock takes 3.03 M ticks.
-    const uint64_t slow_ns = last, slow_tsc = tsc.at(last);
-    const auto slow_at = [&](uint64_t ns) { return slow_tsc + (ns - slow_ns) * 303 / 100; };
-    bool stopped = false;
-    const uint64_t end = last + 60 * kMs;
-    for (uint64_t ns = last + kMs; ns <= end; ns += kMs) {
-        clock.anchor_with(ns, slow_at(ns) - 30, slow_at(ns) + 30);
-        stopped = stopped || !clock.counting_tsc();
-        last = ns;
-    }
-    EXPECT_TRUE(stopped) << "the count kept going at the old rate";
+    const Tsc slow{last, tsc.at(last), 303, 100};
+    int stopped = 0;
+    last = anchor_every(clock, slow, last + kMs, last + 60 * kMs, kMs, &stopped);
+    EXPECT_GT(stopped, 0) << "the count kept going at the old rate";
     ASSERT_TRUE(clock.counting_tsc()) << "measured again by 60 ms";
-    EXPECT_NEAR(double(clock.read_at(slow_at(last + 300'000))), double(last + 300'000), 2.0);
+    EXPECT_NEAR(double(clock.read_at(slow.at(last + 300'000))), double(last + 300'000), 2.0);
 }
 
 // NTP slews by up to 0.05%: inside the agreement, and followed within the next 1 s window.
@@ -117,16 +118,27 @@ TEST(FineClockTest, ASlewIsFollowedWithoutStopping) {
     const Tsc tsc;
     uint64_t last = anchor_every(clock, tsc, tsc.start, tsc.start + 30 * kMs, kMs);
     ASSERT_TRUE(clock.counting_tsc());
-    const uint64_t slew_ns = last, slew_tsc = tsc.at(last);
-    const auto slewed_at = [&](uint64_t ns) { return slew_tsc + (ns - slew_ns) * 30'015 / 10'000; };
-    const uint64_t end = last + 2'100 * kMs;
-    for (uint64_t ns = last + kMs; ns <= end; ns += kMs) {
-        clock.anchor_with(ns, slewed_at(ns) - 30, slewed_at(ns) + 30);
-        ASSERT_TRUE(clock.counting_tsc()) << "stopped at " << ns - slew_ns << " ns";
-        last = ns;
-    }
+    const Tsc slewed{last, tsc.at(last), 30'015, 10'000};
+    int stopped = 0;
+    last = anchor_every(clock, slewed, last + kMs, last + 2'100 * kMs, kMs, &stopped);
+    EXPECT_EQ(stopped, 0);
     // 0.9 ms into a turn: at the old rate 450 ns off; at the followed one, within 2 ns.
-    EXPECT_NEAR(double(clock.read_at(slewed_at(last + 900'000))), double(last + 900'000), 2.0);
+    EXPECT_NEAR(double(clock.read_at(slewed.at(last + 900'000))), double(last + 900'000), 2.0);
+}
+
+// A count whose rate no TSC has (here 5 MHz, below the 10 MHz the clock accepts) is never used;
+// at 20 MHz, inside the bounds, the same anchors are counted from 20 ms on.
+TEST(FineClockTest, ARateNoTscHasIsNotCounted) {
+    FineClock clock(FineClock::Source::Tsc);
+    const Tsc too_slow{1'000'000'000, 500, 1, 200};
+    int not_counting = 0;
+    anchor_every(clock, too_slow, too_slow.start, too_slow.start + 2'100 * kMs, kMs, &not_counting);
+    EXPECT_EQ(not_counting, 2'101);
+    FineClock other(FineClock::Source::Tsc);
+    const Tsc slow_but_plausible{1'000'000'000, 500, 1, 50};
+    anchor_every(other, slow_but_plausible, slow_but_plausible.start,
+                 slow_but_plausible.start + 30 * kMs, kMs);
+    EXPECT_TRUE(other.counting_tsc());
 }
 
 // A count that ran ahead of the next anchor (the rate's error) is not taken back: the anchor,
