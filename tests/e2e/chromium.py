@@ -15,6 +15,7 @@ from pathlib import Path
 
 from websockets.sync.client import connect as ws_connect
 
+from host_links import browsing
 from rivet_e2e import SLOW
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -27,24 +28,37 @@ def headless_command(profile: Path, *extra: str) -> list[str]:
             "--no-first-run", f"--user-data-dir={profile}", *extra]
 
 
+def run_headless(profile: Path, *args: str, timeout: float) -> subprocess.CompletedProcess:
+    """One headless_command run to its end (text output captured), while no test changes the
+    host's links (host_links)."""
+    with browsing():
+        return subprocess.run(headless_command(profile, *args), capture_output=True, text=True,
+                              timeout=timeout)
+
+
 class DevToolsPage:
     """One Chromium tab under the DevTools protocol: navigate(), evaluate(), wait_for(),
     wait_across_navigation(), and command() for anything else (DOM.setFileInputFiles ...).
 
-    Raises RuntimeError when Chromium does not start (a test may skip on it)."""
+    Raises RuntimeError when Chromium does not start (a test may skip on it). While it is
+    open, no test changes the host's links (host_links)."""
 
     def __init__(self, profile: Path, *extra: str, timeout: float = 30.0):
         profile.mkdir(parents=True, exist_ok=True)
         self.stderr_path = profile.parent / f"{profile.name}-chromium.stderr"
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                headless_command(profile, "--remote-debugging-port=0", *extra, "about:blank"),
-                stdout=subprocess.DEVNULL, stderr=err)
         self.next_id = 0
         self.events: list[dict] = []  # DevTools events (of the domains enabled) in arrival order
         self.socket = None
-        self.exit_stack = ExitStack()  # the DevTools socket
+        # Closed in reverse: the DevTools socket, Chromium, the links lock.
+        self.exit_stack = ExitStack()
+        self.exit_stack.enter_context(browsing())
         try:
+            with open(self.stderr_path, "wb") as err:
+                self.proc = subprocess.Popen(
+                    headless_command(profile, "--remote-debugging-port=0", *extra,
+                                     "about:blank"),
+                    stdout=subprocess.DEVNULL, stderr=err)
+            self.exit_stack.callback(self._stop_chromium)
             port = self._devtools_port(profile / "DevToolsActivePort", timeout * SLOW)
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
                                         timeout=timeout * SLOW) as r:
@@ -52,7 +66,7 @@ class DevToolsPage:
             page = next(t for t in targets if t["type"] == "page")
             self.socket = self.exit_stack.enter_context(ws_connect(
                 page["webSocketDebuggerUrl"], max_size=None, open_timeout=timeout * SLOW))
-        except Exception:
+        except BaseException:
             self.close()
             raise
 
@@ -126,8 +140,7 @@ class DevToolsPage:
                 raise AssertionError(f"{expression} still {value!r} after {timeout * SLOW:.0f} s")
             time.sleep(0.05)
 
-    def close(self):
-        self.exit_stack.close()
+    def _stop_chromium(self):
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -135,6 +148,9 @@ class DevToolsPage:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def close(self):
+        self.exit_stack.close()
 
     def __enter__(self):
         return self

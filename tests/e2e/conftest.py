@@ -30,7 +30,8 @@ def pytest_runtest_makereport(item, call):
     if report.when != "call" or not report.failed or start is None:
         return
     for i, srv in enumerate(getattr(start, "started", [])):
-        report.sections.append((f"rivet server {i}", srv.diagnosis()))
+        if srv.proc is not None:  # one that never started (its program missing) has no stderr
+            report.sections.append((f"rivet server {i}", srv.diagnosis()))
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from chromium import CHROMIUM, headless_command
+from chromium import CHROMIUM, run_headless
 from rivet_e2e import SLOW
 
 CURL = shutil.which("curl")
@@ -182,10 +182,8 @@ def test_eventsource_in_headless_chromium_reconnects_with_last_event_id(rivet, t
     url = f"http://{srv.host}:{srv.port}/events.html"
     state = ""
     for budget in (4000, 15000):  # virtual time; a busy machine may need the longer one
-        p = subprocess.run(
-            headless_command(tmp_path / "profile", f"--virtual-time-budget={budget}",
-                             "--dump-dom", url),
-            capture_output=True, text=True, timeout=90 * SLOW)
+        p = run_headless(tmp_path / "profile", f"--virtual-time-budget={budget}",
+                         "--dump-dom", url, timeout=90 * SLOW)
         if p.returncode != 0:
             pytest.skip(f"chromium cannot run here: {p.stderr[-500:]}")
         m = re.search(r'<div id="state">([^<]*)</div>', p.stdout)

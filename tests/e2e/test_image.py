@@ -1,13 +1,13 @@
 """The container image (`make image`, scripts/image.sh) on a Docker daemon of the test's own.
 
 dockerd is started by hand with everything under a temporary directory (data root, exec root,
-socket, its managed containerd), no default bridge and no iptables rules; the image is built
-there with the project's script, run on a bridge network of the test's own with its port
-published the way users do (`-p`), and checked: it answers, runs as non-root, turns healthy
-through its own HEALTHCHECK, holds no shell, and `docker stop` (SIGTERM) ends it with exit 0
-after answering the request in flight. Everything is removed at the end, the images with the
-data root. Skipped (with the reason) where dockerd is absent or cannot start, and under
-sanitizers: the image ships the release binary.
+socket, its managed containerd), no default bridge and no iptables rules; the image is built there
+with the project's script, run on a bridge network of the test's own (no browser runs meanwhile:
+host_links.py) with its port published the way users do (`-p`), and checked: it answers, runs as
+non-root, turns healthy through its own HEALTHCHECK, holds no shell, and `docker stop` (SIGTERM)
+ends it with exit 0 after answering the request in flight. Everything is removed at the end, the
+images with the data root. Skipped (with the reason) where dockerd is absent or cannot start, and
+under sanitizers: the image ships the release binary.
 """
 import io
 import json
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from host_links import changing_links
 from rivet_e2e import BIN, REPO, SANITIZED
 from ws_e2e import WsConn
 
@@ -109,20 +110,45 @@ def docker():
         pytest.skip(why)
     client = Docker(root)
     client.root = root
-    bridge = f"rvt{os.getpid() % 100000}"
     try:
-        client.run("network", "create", "-o", f"com.docker.network.bridge.name={bridge}",
-                   "rivet-test")
         yield client
     finally:
-        ids = client.out("ps", "-aq", check=False).split()
-        if ids:
-            client.run("rm", "-f", *ids, check=False)
-        client.run("network", "rm", "rivet-test", check=False)
+        remove_containers(client)
         stop_daemon(proc)
-        subprocess.run(["ip", "link", "delete", bridge], capture_output=True)  # if left
         unmount_under(root)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def remove_containers(docker: Docker):
+    ids = docker.out("ps", "-aq", check=False).split()
+    if ids:
+        docker.run("rm", "-f", *ids, check=False)
+
+
+def host_links() -> set[str]:
+    return {line.split(":")[1].strip().split("@")[0] for line in
+            subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()}
+
+
+@pytest.fixture
+def network(docker):
+    """A bridge network of the test's own, its name. Its bridge and each container's veth are
+    links on the host, which a browser in another test would see as its network changing: the
+    test holds the host's links (host_links) until the links it added are gone."""
+    bridge = f"rvt{os.getpid() % 100000}"
+    with changing_links():
+        before = host_links()
+        docker.run("network", "create", "-o", f"com.docker.network.bridge.name={bridge}",
+                   "rivet-test")
+        try:
+            yield "rivet-test"
+        finally:
+            remove_containers(docker)
+            docker.run("network", "rm", "rivet-test", check=False)
+            subprocess.run(["ip", "link", "delete", bridge], capture_output=True)  # if left
+            # A container's veth may go after `docker rm` returns (its namespace's cleanup).
+            wait_for("the test's links gone from the host", lambda: host_links() <= before, 60)
 
 
 @pytest.fixture(scope="module")
@@ -214,10 +240,10 @@ def get(url, timeout=10):
         return r.status, r.read()
 
 
-def test_image_serves_healthy_and_stops_gracefully(docker, image):
+def test_image_serves_healthy_and_stops_gracefully(docker, image, network):
     # As users run it (read-only, without capabilities: docs/OPERATIONS.md's Kubernetes
     # settings), only the health check's interval shortened; -p picks a free host port.
-    cid = docker.out("run", "-d", "--network", "rivet-test", "-p", "127.0.0.1::8080",
+    cid = docker.out("run", "-d", "--network", network, "-p", "127.0.0.1::8080",
                      "--read-only", "--cap-drop", "ALL", "--health-interval", "1s",
                      "--health-start-period", "30s", image)
     port = int(docker.out("port", cid, "8080/tcp").splitlines()[0].rsplit(":", 1)[1])

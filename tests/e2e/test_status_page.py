@@ -1,12 +1,11 @@
 """GET /status: a self-contained page whose charts fill from /status.json, checked in headless
 Chromium (no console message at all, data in every chart that has some)."""
 import re
-import subprocess
 import threading
 
 import pytest
 
-from chromium import CHROMIUM, headless_command
+from chromium import CHROMIUM, run_headless
 from rivet_e2e import SLOW
 
 
@@ -41,11 +40,9 @@ def test_page_in_headless_chromium(server, tmp_path):
     t = threading.Thread(target=traffic)
     t.start()
     try:
-        p = subprocess.run(
-            headless_command(tmp_path / "profile", "--enable-logging=stderr", "--v=0",
-                             "--virtual-time-budget=4000", "--dump-dom",
-                             f"http://{server.host}:{server.port}/status"),
-            capture_output=True, text=True, timeout=60 * SLOW)
+        p = run_headless(tmp_path / "profile", "--enable-logging=stderr", "--v=0",
+                         "--virtual-time-budget=4000", "--dump-dom",
+                         f"http://{server.host}:{server.port}/status", timeout=60 * SLOW)
     finally:
         stop.set()
         t.join()
