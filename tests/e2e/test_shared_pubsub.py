@@ -47,7 +47,9 @@ class Collector:
     def __init__(self, srv, kind):
         self.items, self.lock, self.kind = [], threading.Lock(), kind
         if kind == "ws":
-            self.ws = connect(f"ws://{srv.host}:{srv.port}/ws/chat", open_timeout=10 * SLOW)
+            # Entered as a context manager (websockets 17.1 deprecates a bare connect()).
+            self.ws = connect(f"ws://{srv.host}:{srv.port}/ws/chat",
+                              open_timeout=10 * SLOW).__enter__()
             target = self._read_ws
         else:  # HTTP/1.0: the body is the raw stream, no chunks
             self.sock = socket.create_connection((srv.host, srv.port), timeout=60 * SLOW)
@@ -96,7 +98,7 @@ class Collector:
 
     def close(self):
         if self.kind == "ws":
-            self.ws.close()
+            self.ws.__exit__(None, None, None)  # closes it
             return
         try:  # the FIN now: a close() alone waits for the reading thread's recv to return
             self.sock.shutdown(socket.SHUT_RDWR)
