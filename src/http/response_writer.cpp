@@ -95,34 +95,40 @@ constexpr size_t kShortBody = 128;
 // A response head is a dozen short pieces. Each std::string::append is an out-of-line call that
 // checks the capacity and then calls memcpy; gathered here and appended once, a piece costs a
 // short copy. Pieces that do not fit go to `out` in order, so any size is written correctly.
+//
+// The room is the caller's array, not a member: a char store may alias any object it could
+// point into, so with the bytes inside this object every copy made the compiler store the cursor
+// and load it back (a third of write_response's instructions). With the room outside and every
+// member function inlined, the object's address is never taken and the cursor stays in a
+// register.
 class Gather {
 public:
-    explicit Gather(std::string& out) : out_(out) {}
+    static constexpr size_t kRoom = 512;
+    Gather(std::string& out, char (&room)[kRoom]) : out_(out), base_(room), at_(room) {}
     Gather(const Gather&) = delete;
     Gather& operator=(const Gather&) = delete;
 
     [[gnu::always_inline]] void put(std::string_view s) {
-        if (s.size() > kRoom - len_) {
+        if (s.size() > size_t(base_ + kRoom - at_)) {
             flush();
             if (s.size() > kRoom) return (void)out_.append(s);
         }
-        copy_short(buf_ + len_, s.data(), s.size());
-        len_ += s.size();
+        copy_short(at_, s.data(), s.size());
+        at_ += s.size();
     }
     [[gnu::always_inline]] void put_uint(uint64_t v) {
-        if (kRoom - len_ < 20) flush();  // 20 digits: the longest uint64_t
-        len_ = size_t(std::to_chars(buf_ + len_, buf_ + kRoom, v).ptr - buf_);
+        if (base_ + kRoom - at_ < 20) flush();  // 20 digits: the longest uint64_t
+        at_ = std::to_chars(at_, base_ + kRoom, v).ptr;
     }
-    void flush() {
-        out_.append(buf_, len_);
-        len_ = 0;
+    [[gnu::always_inline]] void flush() {
+        out_.append(base_, size_t(at_ - base_));
+        at_ = base_;
     }
 
 private:
-    static constexpr size_t kRoom = 512;
     std::string& out_;
-    size_t len_ = 0;
-    char buf_[kRoom];
+    char* const base_;
+    char* at_;
 };
 
 // The Connection field a response needs for its request, if any.
@@ -305,7 +311,8 @@ bool trailer_field_allowed(std::string_view name) {
 
 void write_response(std::string& out, const ResponseHead& res, const Framing& framing,
                     std::string_view date_block) {
-    Gather g(out);
+    char room[Gather::kRoom];
+    Gather g(out, room);
     g.put(status_line(res.status));
     g.put(date_block);
     std::string_view type = res.content_type;
