@@ -144,11 +144,13 @@ def network(docker):
         try:
             yield "rivet-test"
         finally:
+            added = host_links() - before  # the bridge, the containers' veths
             remove_containers(docker)
             docker.run("network", "rm", "rivet-test", check=False)
             subprocess.run(["ip", "link", "delete", bridge], capture_output=True)  # if left
             # A container's veth may go after `docker rm` returns (its namespace's cleanup).
-            wait_for("the test's links gone from the host", lambda: host_links() <= before, 60)
+            wait_for(f"the test's links ({', '.join(sorted(added))}) gone from the host",
+                     lambda: not host_links() & added, 60)
 
 
 @pytest.fixture(scope="module")
