@@ -61,8 +61,6 @@ uint64_t FineClock::anchor_with(uint64_t ns, uint64_t tsc_before, uint64_t tsc_a
         base_ns_ = 0;
     }
     measure_rate(ns, tsc);
-    paired_ns_ = ns;
-    paired_tsc_ = tsc;
     anchor_ns_ = ns;
     anchor_tsc_ = tsc;
     anchored_ = ns_per_tick_q32_ != 0;
@@ -70,11 +68,11 @@ uint64_t FineClock::anchor_with(uint64_t ns, uint64_t tsc_before, uint64_t tsc_a
 }
 
 bool FineClock::count_agrees(uint64_t ns, uint64_t tsc) const {
-    if (paired_ns_ == 0) return true;  // nothing to compare with
-    if (tsc < paired_tsc_ || ns < paired_ns_) return false;
+    if (anchor_ns_ == 0) return true;  // nothing to compare with
+    if (tsc < anchor_tsc_ || ns < anchor_ns_) return false;
     const auto counted =
-        (static_cast<unsigned __int128>(tsc - paired_tsc_) * ns_per_tick_q32_) >> 32;
-    const uint64_t elapsed = ns - paired_ns_;
+        (static_cast<unsigned __int128>(tsc - anchor_tsc_) * ns_per_tick_q32_) >> 32;
+    const uint64_t elapsed = ns - anchor_ns_;
     const uint64_t allowed = kAgreementNs + elapsed / 1000 * kAgreementPerMille;
     return counted <= elapsed ? elapsed - counted <= allowed : counted - elapsed <= allowed;
 }

@@ -80,12 +80,11 @@ private:
 #endif
 
     Source source_;
-    bool anchored_ = false;  // read() counts the TSC from this turn's anchor
-    uint64_t last_ = 0;      // the latest value given out
-    uint64_t anchor_ns_ = 0, anchor_tsc_ = 0;
+    bool anchored_ = false;                    // read() counts the TSC from this turn's anchor
+    uint64_t last_ = 0;                        // the latest value given out
+    uint64_t anchor_ns_ = 0, anchor_tsc_ = 0;  // the last paired anchor; ns 0: none yet
     uint64_t ns_per_tick_q32_ = 0;         // nanoseconds per tick, 32.32 fixed point; 0: unknown
     uint64_t base_ns_ = 0, base_tsc_ = 0;  // where the rate is being measured from; ns 0: nowhere
-    uint64_t paired_ns_ = 0, paired_tsc_ = 0;  // the last anchor used; ns 0: none
 };
 
 }  // namespace rivet::net
