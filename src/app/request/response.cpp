@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "app/request/trailers_access.hpp"
+#include "app/static/mime_types.hpp"
 #include "http/request_parser.hpp"
 #include "http/response_writer.hpp"
 
@@ -102,6 +103,10 @@ std::string& Response::mutable_body() {
 
 Response& Response::content_type(std::string_view type) {
     check_value(type, "Content-Type");
+    if (std::string_view literal = files::interned_content_type(type); !literal.empty()) {
+        set_static_type(literal);  // a common type: no copy, no allocation per response
+        return *this;
+    }
     own_type_.assign(type);
     if (own_type_.empty()) static_type_ = {};
     return *this;

@@ -1,5 +1,7 @@
 #include "app/static/mime_types.hpp"
 
+#include <cstring>
+
 namespace rivet::files {
 
 namespace {
@@ -49,6 +51,44 @@ constexpr Builtin kBuiltin[] = {
     {"wav", "audio/wav"},
 };
 
+// The table's types that a std::string would allocate for, each once, by length: a lookup
+// compares a type with the two or three of its length only (memcmp per candidate, no scan).
+class LongTypes {
+public:
+    LongTypes() {
+        for (const auto& b : kBuiltin) add(b.type);
+        add(kDefaultContentType);
+    }
+
+    std::string_view find(std::string_view type) const {
+        if (type.size() <= kInlineCapacity || type.size() >= kMaxLength) return {};
+        const Bucket& b = by_length_[type.size()];
+        for (size_t i = 0; i < b.count; ++i)
+            if (std::memcmp(b.types[i].data(), type.data(), type.size()) == 0) return b.types[i];
+        return {};
+    }
+
+private:
+    static constexpr size_t kInlineCapacity = 15;  // libstdc++'s std::string, without allocating
+    static constexpr size_t kMaxLength = 32;       // the table's longest is 30 bytes
+    static constexpr size_t kPerLength = 4;        // the table has at most 3 of one length
+    struct Bucket {
+        std::string_view types[kPerLength];
+        size_t count = 0;
+    };
+
+    // A type the buckets cannot hold is only not interned: its responses copy it, as any.
+    void add(std::string_view type) {
+        if (type.size() <= kInlineCapacity || type.size() >= kMaxLength) return;
+        Bucket& b = by_length_[type.size()];
+        for (size_t i = 0; i < b.count; ++i)
+            if (b.types[i] == type) return;
+        if (b.count < kPerLength) b.types[b.count++] = type;
+    }
+
+    Bucket by_length_[kMaxLength];
+};
+
 std::string lower(std::string_view s) {
     std::string out(s);
     for (char& c : out)
@@ -78,6 +118,11 @@ std::string_view MimeTypes::lookup(std::string_view name) const {
     auto it = by_extension_.find(lower(name.substr(dot + 1)));
     return it == by_extension_.end() ? std::string_view(default_type_)
                                      : std::string_view(it->second);
+}
+
+std::string_view interned_content_type(std::string_view type) {
+    static const LongTypes kLongTypes;
+    return kLongTypes.find(type);
 }
 
 }  // namespace rivet::files

@@ -98,6 +98,20 @@ TEST(Response, ContentTypeSurvivesMoves) {
     EXPECT_EQ(c.content_type(), "application/vnd.example+json");
 }
 
+TEST(Response, ACommonTypeBuiltAtRunTimeOutlivesItsString) {
+    Response res;
+    {
+        std::string type = std::string("application/") + "json";
+        res.body(std::string_view("{}"), type);
+        type.assign(type.size(), 'x');  // the caller's bytes change, then go
+    }
+    EXPECT_EQ(res.content_type(), "application/json");
+    Response copy = res;
+    res.content_type("text/x-other");
+    EXPECT_EQ(copy.content_type(), "application/json");
+    EXPECT_EQ(res.content_type(), "text/x-other");
+}
+
 }  // namespace
 
 namespace {

@@ -56,6 +56,25 @@ TEST(MimeTypes, Overrides) {
     EXPECT_EQ(t.lookup("a.css"), "text/css; charset=utf-8");
 }
 
+TEST(MimeTypes, LongTypesOfTheTableAreInternedAndNoOthers) {
+    MimeTypes t;
+    for (const char* file : {"a.html", "a.css", "a.js", "a.json", "a.txt", "a.svg", "a.md",
+                             "a.webmanifest", "README"}) {
+        std::string_view found = t.lookup(file);
+        const std::string copy(found);  // a run-time string, as a handler's would be
+        std::string_view literal = interned_content_type(copy);
+        EXPECT_EQ(literal, found) << file;
+        EXPECT_NE(literal.data(), copy.data()) << file;
+        EXPECT_EQ(interned_content_type(std::string(found)).data(), literal.data()) << file;
+    }
+    EXPECT_EQ(interned_content_type("application/octet-stream"), kDefaultContentType);
+    // Short types (a string holds them without allocating), near misses and unknown ones.
+    for (const char* other :
+         {"", "image/png", "font/woff", "text/html; charset=utf-", "text/html; charset=utf-88",
+          "Text/html; charset=utf-8", "application/vnd.example+json", "application/jsoN"})
+        EXPECT_EQ(interned_content_type(other), "") << other;
+}
+
 // The whole page for `entries`, as ListingPage writes it.
 std::string render_listing(std::string_view url_path, std::vector<ListedEntry> entries) {
     sort_listing(entries);
