@@ -80,6 +80,8 @@ bool next_accepted_coding(std::string_view& list, AcceptedCoding& out) {
 
 CodingChoice choose_coding(std::string_view accept_encoding,
                            std::span<const ContentCoding> offered) {
+    // No field (most non-browser clients): identity, as below, without the tables.
+    if (accept_encoding.empty()) return {};
     // The q each offered coding was first given by name (kNotListed otherwise), "*"'s, identity's.
     constexpr size_t kMaxOffered = 8;
     int named[kMaxOffered];
