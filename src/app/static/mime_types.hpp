@@ -2,7 +2,9 @@
 //
 // A built-in table covers the common web types; a mount's options add to it or override it.
 // Textual types get "; charset=utf-8" (the table's own entries; overrides are used verbatim).
-// Lookups happen when a file enters the cache, not per request.
+// Lookups happen when a file enters the cache, not per request. The table's long types also
+// serve Response, which keeps one as a view of its literal (interned_content_type) rather than
+// a copy.
 #pragma once
 
 #include <string>
