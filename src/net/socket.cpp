@@ -26,15 +26,14 @@ void tune_listener(int fd) {
     setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
 }
 
-// A bound, listening, non-blocking socket on `addr`; -1 with errno on failure.
-int open_listener(const sockaddr* addr, socklen_t len, bool reuse_port, int backlog) {
+// A bound, non-blocking socket on `addr`, not listening; -1 with errno on failure.
+int open_bound(const sockaddr* addr, socklen_t len, bool reuse_port) {
     int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    tune_listener(fd);
-    if (bind(fd, addr, len) < 0 || listen(fd, backlog) < 0) {
+    if (bind(fd, addr, len) < 0) {
         int err = errno;
         close(fd);
         errno = err;
@@ -43,9 +42,24 @@ int open_listener(const sockaddr* addr, socklen_t len, bool reuse_port, int back
     return fd;
 }
 
-}  // namespace
+// A bound, listening, non-blocking socket on `addr`; -1 with errno on failure.
+int open_listener(const sockaddr* addr, socklen_t len, bool reuse_port, int backlog) {
+    int fd = open_bound(addr, len, reuse_port);
+    if (fd < 0) return -1;
+    tune_listener(fd);
+    if (listen(fd, backlog) < 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
 
-int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int backlog) {
+// `open` (open_bound or open_listener) on host:port; throws std::runtime_error naming the
+// address when it cannot be parsed or `open` fails.
+template <class Open>
+int open_on(const std::string& host, uint16_t port, Open&& open) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -56,13 +70,21 @@ int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int back
     if (rc != 0)
         throw std::runtime_error("cannot listen on " + host + ":" + port_str + ": " +
                                  gai_strerror(rc) + " (expected a numeric IPv4 or IPv6 address)");
-    int fd = open_listener(res->ai_addr, res->ai_addrlen, reuse_port, backlog);
+    int fd = open(res->ai_addr, res->ai_addrlen);
     int err = errno;
     freeaddrinfo(res);
     if (fd < 0)
         throw std::runtime_error("cannot listen on " + host + ":" + port_str + ": " +
                                  std::strerror(err));
     return fd;
+}
+
+}  // namespace
+
+int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int backlog) {
+    return open_on(host, port, [&](const sockaddr* addr, socklen_t len) {
+        return open_listener(addr, len, reuse_port, backlog);
+    });
 }
 
 void adopt_listener(int fd) {
@@ -99,8 +121,13 @@ std::string local_address(int fd) {
 }
 
 uint16_t claim_port(const std::string& host, uint16_t port) {
-    // A plain socket (no SO_REUSEPORT) cannot bind where any other socket is bound.
-    int probe = listen_tcp(host, port, false, 1);
+    // A socket without SO_REUSEPORT cannot bind where another socket listens, whatever that one
+    // set (SO_REUSEADDR lets it past sockets that only linger, as TIME_WAIT's). Bound, never
+    // listening: a client that connects meanwhile is refused, not queued here and then reset
+    // by the close.
+    int probe = open_on(host, port, [](const sockaddr* addr, socklen_t len) {
+        return open_bound(addr, len, false);
+    });
     uint16_t bound = local_port(probe);
     close(probe);
     return bound;

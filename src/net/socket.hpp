@@ -16,9 +16,10 @@ namespace rivet::net {
 // connections over them. Throws std::runtime_error naming the address on failure.
 int listen_tcp(const std::string& host, uint16_t port, bool reuse_port, int backlog = 4096);
 
-// Fails (std::runtime_error, "address in use") when anyone already holds host:port, even a
-// socket with SO_REUSEPORT that our own SO_REUSEPORT sockets could silently share it with.
-// Returns the port (the one the kernel picked, for port 0).
+// Fails (std::runtime_error, "address in use") when another socket listens on host:port, even
+// one with SO_REUSEPORT that our own SO_REUSEPORT sockets could silently share it with.
+// Returns the port (the one the kernel picked, for port 0). It binds and never listens, so a
+// client connecting meanwhile is refused rather than taken and reset.
 uint16_t claim_port(const std::string& host, uint16_t port);
 
 // The port a socket is bound to (for --port 0).

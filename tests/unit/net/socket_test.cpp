@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
 namespace {
 
 int connect_to(uint16_t port) {
@@ -76,4 +80,52 @@ TEST(Socket, AcceptWithNothingPendingIsEagain) {
     EXPECT_EQ(rivet::net::accept_connection(lfd, &peer), -1);
     EXPECT_EQ(errno, EAGAIN);
     close(lfd);
+}
+
+// Whether a connection to 127.0.0.1:port is taken (a listener's queue took it), leaving out a
+// socket that the kernel connected to itself (its own port chosen as the source: nothing was
+// listening then).
+bool connection_taken(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool connected = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    const bool to_itself = connected && rivet::net::local_port(fd) == port;
+    close(fd);
+    return connected && !to_itself;
+}
+
+// Claiming the port must not listen on it, even for an instant: a client that connected then
+// (a health check, a load generator polling for the port) sat in a queue that the claim's
+// close() then reset, where it should have been refused and tried again. Clients connect
+// without pause while the port is claimed over and over; none may get in.
+TEST(Socket, ClaimingAPortTakesNoConnection) {
+    const uint16_t port = rivet::net::claim_port("127.0.0.1", 0);
+    std::atomic<bool> done{false};
+    std::atomic<int> taken{0}, tries{0};
+    std::thread client([&] {
+        while (!done.load()) {
+            if (connection_taken(port)) taken.fetch_add(1);
+            tries.fetch_add(1);
+        }
+    });
+    for (int i = 0; i < 5000 || tries.load() < 5000; ++i)
+        EXPECT_EQ(rivet::net::claim_port("127.0.0.1", port), port);
+    done = true;
+    client.join();
+    EXPECT_EQ(taken.load(), 0) << "of " << tries.load() << " connections";
+}
+
+// What the claim is for: a port that another listener holds, with SO_REUSEPORT or without,
+// is refused, so that our own SO_REUSEPORT sockets never quietly share another server's.
+TEST(Socket, ClaimingAPortSomeoneListensOnFails) {
+    for (bool reuse_port : {false, true}) {
+        int held = rivet::net::listen_tcp("127.0.0.1", 0, reuse_port, 16);
+        const uint16_t port = rivet::net::local_port(held);
+        EXPECT_THROW(rivet::net::claim_port("127.0.0.1", port), std::runtime_error) << reuse_port;
+        close(held);
+        EXPECT_EQ(rivet::net::claim_port("127.0.0.1", port), port) << reuse_port;
+    }
 }
