@@ -10,6 +10,15 @@
 
 namespace rivet::detail {
 
+// Under AddressSanitizer every frame goes to the heap, so that a use after free is caught.
+#if defined(__SANITIZE_ADDRESS__)
+void* allocate_frame(std::size_t size) {
+    return ::operator new(size);
+}
+void free_frame(void* frame, std::size_t) noexcept {
+    ::operator delete(frame);
+}
+#else
 namespace {
 
 constexpr std::size_t kStep = 64;
@@ -41,15 +50,6 @@ std::size_t class_of(std::size_t size) {
 
 }  // namespace
 
-// Under AddressSanitizer every frame goes to the heap, so that a use after free is caught.
-#if defined(__SANITIZE_ADDRESS__)
-void* allocate_frame(std::size_t size) {
-    return ::operator new(size);
-}
-void free_frame(void* frame, std::size_t) noexcept {
-    ::operator delete(frame);
-}
-#else
 void* allocate_frame(std::size_t size) {
     std::size_t c = class_of(size);
     if (c >= kClasses) return ::operator new(size);
