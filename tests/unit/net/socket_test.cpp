@@ -13,13 +13,18 @@
 
 namespace {
 
-int connect_to(uint16_t port) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+sockaddr_in loopback(uint16_t port) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    return a;
+}
+
+int connect_to(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const sockaddr_in a = loopback(port);
+    EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
     return fd;
 }
 
@@ -28,6 +33,18 @@ int nodelay(int fd) {
     socklen_t len = sizeof v;
     EXPECT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
     return v;
+}
+
+// Whether a connection to 127.0.0.1:port is taken (a listener's queue took it), leaving out a
+// socket that the kernel connected to itself (its own port chosen as the source: nothing was
+// listening then).
+bool connection_taken(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const sockaddr_in a = loopback(port);
+    const bool connected = connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+    const bool to_itself = connected && rivet::net::local_port(fd) == port;
+    close(fd);
+    return connected && !to_itself;
 }
 
 }  // namespace
@@ -80,21 +97,6 @@ TEST(Socket, AcceptWithNothingPendingIsEagain) {
     EXPECT_EQ(rivet::net::accept_connection(lfd, &peer), -1);
     EXPECT_EQ(errno, EAGAIN);
     close(lfd);
-}
-
-// Whether a connection to 127.0.0.1:port is taken (a listener's queue took it), leaving out a
-// socket that the kernel connected to itself (its own port chosen as the source: nothing was
-// listening then).
-bool connection_taken(uint16_t port) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool connected = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    const bool to_itself = connected && rivet::net::local_port(fd) == port;
-    close(fd);
-    return connected && !to_itself;
 }
 
 // Claiming the port must not listen on it, even for an instant: a client that connected then
