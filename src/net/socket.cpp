@@ -26,6 +26,14 @@ void tune_listener(int fd) {
     setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
 }
 
+// Closes a socket whose setup failed and returns -1, with errno still the failure's.
+int close_failed(int fd) {
+    const int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+}
+
 // A bound, non-blocking socket on `addr`, not listening; -1 with errno on failure.
 int open_bound(const sockaddr* addr, socklen_t len, bool reuse_port) {
     int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -33,12 +41,7 @@ int open_bound(const sockaddr* addr, socklen_t len, bool reuse_port) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    if (bind(fd, addr, len) < 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
+    if (bind(fd, addr, len) < 0) return close_failed(fd);
     return fd;
 }
 
@@ -47,12 +50,7 @@ int open_listener(const sockaddr* addr, socklen_t len, bool reuse_port, int back
     int fd = open_bound(addr, len, reuse_port);
     if (fd < 0) return -1;
     tune_listener(fd);
-    if (listen(fd, backlog) < 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
+    if (listen(fd, backlog) < 0) return close_failed(fd);
     return fd;
 }
 
