@@ -47,4 +47,43 @@ bool compressible_type(std::string_view content_type, const std::vector<std::str
     return false;
 }
 
+namespace {
+
+// The address (under 2^47 in a user-space x86-64 or AArch64 process) and the size (a media type
+// is far under 2^16 bytes) in one word; 0 when they do not fit, which is never remembered.
+uint64_t literal_key(std::string_view type) {
+    const auto address = reinterpret_cast<uintptr_t>(type.data());
+    if (address == 0 || address >= (uint64_t(1) << 47) || type.size() >= (size_t(1) << 16))
+        return 0;
+    return (uint64_t(type.size()) << 47) | address;
+}
+
+}  // namespace
+
+bool CompressibleTypes::operator()(std::string_view type, bool literal) const {
+    const uint64_t key = literal ? literal_key(type) : 0;
+    if (key == 0) return compressible_type(type, patterns_);
+    const size_t home = size_t((key * 0x9e3779b97f4a7c15ull) >> (64 - kSlotBits));
+    for (size_t probe = 0; probe < kProbes; ++probe) {
+        std::atomic<uint64_t>& slot = verdicts_[(home + probe) % kSlots];
+        uint64_t seen = slot.load(std::memory_order_relaxed);
+        if (seen == 0) {
+            const bool verdict = compressible_type(type, patterns_);
+            // Another thread may take the slot first, for this type or another: either way
+            // the verdict stands, and the next call finds one of them.
+            slot.compare_exchange_strong(seen, (key << 1) | uint64_t(verdict),
+                                         std::memory_order_relaxed);
+            return verdict;
+        }
+        if ((seen >> 1) == key) return (seen & 1) != 0;
+    }
+    return compressible_type(type, patterns_);
+}
+
+size_t CompressibleTypes::remembered() const {
+    size_t n = 0;
+    for (const auto& slot : verdicts_) n += slot.load(std::memory_order_relaxed) != 0;
+    return n;
+}
+
 }  // namespace rivet::app

@@ -55,7 +55,8 @@ enum class Eligibility : uint8_t {
     OtherType,
 };
 
-Eligibility eligibility(const Response& res, const CompressionOptions& o) {
+Eligibility eligibility(const Response& res, const CompressionOptions& o,
+                        const app::CompressibleTypes& types) {
     int status = res.status();
     if (status < 200 || status == 204 || status == 304) return Eligibility::NoBody;
     if (res.file_range() || res.streamed()) return Eligibility::NotInMemory;
@@ -79,7 +80,8 @@ Eligibility eligibility(const Response& res, const CompressionOptions& o) {
                 break;
         }
     }
-    if (!app::compressible_type(res.content_type(), o.types)) return Eligibility::OtherType;
+    if (!types(res.content_type(), detail::ResponseAccess::type_is_literal(res)))
+        return Eligibility::OtherType;
     return Eligibility::Compressible;
 }
 
@@ -130,10 +132,10 @@ void encode(Response& res, ContentCoding coding, int level) {
 
 class Compression final : public Middleware, public std::enable_shared_from_this<Compression> {
 public:
-    explicit Compression(CompressionOptions options) : o_(std::move(options)) {}
+    explicit Compression(CompressionOptions options) : o_(std::move(options)), types_(o_.types) {}
 
     void after(const Request& req, Response& res) override {
-        if (o_.codings.empty() || eligibility(res, o_) != Eligibility::Compressible) return;
+        if (o_.codings.empty() || eligibility(res, o_, types_) != Eligibility::Compressible) return;
         // From here the body depends on Accept-Encoding, whichever coding this client gets.
         vary_on_accept_encoding(res);
         app::CodingChoice choice = app::choose_coding(req.header("Accept-Encoding"), o_.codings);
@@ -145,7 +147,8 @@ public:
         // after()s that run after this one may change the response: it is checked again there.
         detail::ResponseAccess::leave_body_work(
             res, [self = shared_from_this(), coding = choice.coding, level](Response& r) {
-                if (eligibility(r, self->o_) == Eligibility::Compressible) encode(r, coding, level);
+                if (eligibility(r, self->o_, self->types_) == Eligibility::Compressible)
+                    encode(r, coding, level);
             });
     }
 
@@ -163,6 +166,7 @@ private:
     }
 
     const CompressionOptions o_;
+    const app::CompressibleTypes types_;
 };
 
 }  // namespace

@@ -46,6 +46,12 @@ struct ResponseAccess {
         res.append_field(name, value);
     }
 
+    // Whether the Content-Type is a view of a literal (text(), json(), an interned type): it
+    // lives as long as the process, so its address names it (app::CompressibleTypes).
+    static bool type_is_literal(const Response& res) {
+        return res.own_type_.empty() && !res.static_type_.empty();
+    }
+
     static void leave_body_work(Response& res, std::function<void(Response&)> run) {
         res.body_work_ = std::make_shared<const BodyWork>(BodyWork{std::move(run)});
     }

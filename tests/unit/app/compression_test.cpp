@@ -131,6 +131,58 @@ TEST(CompressionTypes, Patterns) {
     EXPECT_FALSE(rivet::app::valid_type_pattern("application/x*"));
 }
 
+// The remembered verdicts are compressible_type()'s: for literals (kept by address), for
+// run-time strings (never kept), for more literals than there are slots, and across threads.
+TEST(CompressionTypes, RememberedVerdictsAreThePatterns) {
+    const auto& patterns = CompressionOptions{}.types;
+    rivet::app::CompressibleTypes types(patterns);
+    static constexpr std::string_view kLiterals[] = {"text/html; charset=utf-8", "image/png",
+                                                     "application/json", "font/woff2"};
+    for (int round = 0; round < 3; ++round)
+        for (std::string_view t : kLiterals)
+            EXPECT_EQ(types(t, true), rivet::app::compressible_type(t, patterns)) << t;
+    EXPECT_EQ(types.remembered(), std::size(kLiterals));
+
+    // A run-time string is judged afresh each time, even when a buffer is reused.
+    std::string reused = "text/plain";
+    EXPECT_TRUE(types(reused, false));
+    reused = "image/jpeg";
+    EXPECT_FALSE(types(reused, false));
+    EXPECT_EQ(types.remembered(), std::size(kLiterals));
+
+    // Views of one buffer at distinct addresses stand in for more literals than the slots:
+    // past a full neighbourhood a type is judged without being kept, never misjudged.
+    std::string many;
+    for (int i = 0; i < 200; ++i) many += (i % 2 ? "text/x-" : "image/x") + std::to_string(i) + ";";
+    std::vector<std::string_view> views;
+    for (size_t at = 0; at < many.size();) {
+        size_t end = many.find(';', at);
+        views.push_back(std::string_view(many).substr(at, end - at));
+        at = end + 1;
+    }
+    for (int round = 0; round < 2; ++round)
+        for (std::string_view v : views) ASSERT_EQ(types(v, true), v.starts_with("text/")) << v;
+    EXPECT_LE(types.remembered(), size_t(64));
+}
+
+TEST(CompressionTypes, ThreadsShareTheVerdicts) {
+    const auto& patterns = CompressionOptions{}.types;
+    rivet::app::CompressibleTypes types(patterns);
+    static constexpr std::string_view kLiterals[] = {"text/css; charset=utf-8", "image/gif",
+                                                     "application/wasm", "video/mp4"};
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 2000; ++i)
+                for (std::string_view l : kLiterals)
+                    if (types(l, true) != rivet::app::compressible_type(l, patterns)) ++wrong;
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(types.remembered(), std::size(kLiterals));
+}
+
 TEST(Compression, EachCodingRoundTripsByteExact) {
     const std::string original = json_body(64 * 1024);
     struct Case {
