@@ -16,34 +16,41 @@ struct HeaderField {
     std::string_view value;  // without leading and trailing whitespace
 };
 
+namespace detail {
+
+// An input iterator over fields that are read by index (HeaderFields, ResponseHeaders).
+template <class Fields>
+class FieldIterator {
+public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = HeaderField;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = HeaderField;
+
+    FieldIterator(const Fields* fields, size_t index) : fields_(fields), index_(index) {}
+    HeaderField operator*() const { return (*fields_)[index_]; }
+    FieldIterator& operator++() {
+        ++index_;
+        return *this;
+    }
+    FieldIterator operator++(int) {
+        FieldIterator before = *this;
+        ++index_;
+        return before;
+    }
+    bool operator==(const FieldIterator& other) const { return index_ == other.index_; }
+
+private:
+    const Fields* fields_;
+    size_t index_;
+};
+
+}  // namespace detail
+
 class HeaderFields {
 public:
-    class iterator {
-    public:
-        using iterator_category = std::input_iterator_tag;
-        using value_type = HeaderField;
-        using difference_type = std::ptrdiff_t;
-        using pointer = void;
-        using reference = HeaderField;
-
-        HeaderField operator*() const { return (*fields_)[index_]; }
-        iterator& operator++() {
-            ++index_;
-            return *this;
-        }
-        iterator operator++(int) {
-            iterator before = *this;
-            ++index_;
-            return before;
-        }
-        bool operator==(const iterator& other) const { return index_ == other.index_; }
-
-    private:
-        friend class HeaderFields;
-        iterator(const HeaderFields* fields, size_t index) : fields_(fields), index_(index) {}
-        const HeaderFields* fields_;
-        size_t index_;
-    };
+    using iterator = detail::FieldIterator<HeaderFields>;
 
     HeaderFields() = default;
 

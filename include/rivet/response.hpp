@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <rivet/cookie.hpp>
+#include <rivet/response_headers.hpp>
 #include <rivet/stream.hpp>
 
 namespace rivet {
@@ -121,7 +122,7 @@ public:
     // owns (Content-Length, Transfer-Encoding, Date). "Connection: close" ends the connection
     // after this response; "Content-Type" replaces the type.
     Response& header(std::string_view name, std::string_view value);
-    const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
+    const ResponseHeaders& headers() const { return headers_; }
     std::string_view header(std::string_view name) const;  // first match, "" if none
     // Removes every field named `name` (case-insensitive) that header() added; for middleware
     // that rewrites a field (set it again with header()).
@@ -181,7 +182,7 @@ private:
     std::shared_ptr<const std::string> shared_body_;  // set: the body, in place of body_
     std::string_view static_type_;
     std::string own_type_;
-    std::vector<std::pair<std::string, std::string>> headers_;
+    ResponseHeaders headers_;
     std::shared_ptr<BodyProducer> producer_;
     std::shared_ptr<WaitingProducer> waiting_;
     FileRange file_;

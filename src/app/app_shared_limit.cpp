@@ -19,17 +19,7 @@ engine::Reply simple_reply(const engine::Answer& a) {
     r.status = a.status;
     r.content_type = "text/plain";
     r.body = std::string(a.body);
-    std::string_view fields = a.extra_fields;
-    while (!fields.empty()) {
-        size_t end = fields.find("\r\n");
-        std::string_view line = fields.substr(0, end);
-        fields = end == std::string_view::npos ? std::string_view{} : fields.substr(end + 2);
-        size_t colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
-        std::string_view value = line.substr(colon + 1);
-        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        r.fields.emplace_back(std::string(line.substr(0, colon)), std::string(value));
-    }
+    r.field_lines = std::string(a.extra_fields);  // the same lines
     return r;
 }
 

@@ -17,9 +17,9 @@ std::string_view reason_of(int status) {
 void make_error(Response& res, size_t keep, int status, std::string_view message,
                 const ErrorHandler& shape, const Request& req) {
     Response error(status);
-    const auto& fields = res.headers();
+    const ResponseHeaders& fields = res.headers();
     for (size_t i = 0; i < keep && i < fields.size(); ++i)
-        error.header(fields[i].first, fields[i].second);
+        error.header(fields[i].name, fields[i].value);
     if (res.close_connection()) error.close_connection(true);
     res = std::move(error);
     ErrorInfo info{status, message};

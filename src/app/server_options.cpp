@@ -84,7 +84,7 @@ engine::ReplyView view_of(const Response& r) {
     engine::ReplyView v;
     v.head.status = r.status();
     v.head.content_type = r.content_type();
-    v.head.fields = r.headers();
+    v.head.fields = {detail::ResponseAccess::field_lines(r)};
     if (r.streamed()) {
         v.head.body_kind = Body::Streamed;
         v.stream = engine_stream(r);
@@ -105,7 +105,7 @@ engine::Reply reply_of(Response&& r) {
     engine::Reply out;
     out.status = r.status();
     out.content_type.assign(r.content_type());
-    out.fields = r.headers();
+    out.field_lines.assign(detail::ResponseAccess::field_lines(r));
     out.body = std::move(r.mutable_body());
     out.stream = engine_stream(r);
     if (const FileRange* f = r.file_range())

@@ -6,7 +6,7 @@ Reply Reply::copy_of(const ReplyView& v) {
     Reply r;
     r.status = v.head.status;
     r.content_type.assign(v.head.content_type);
-    r.fields.assign(v.head.fields.begin(), v.head.fields.end());
+    r.field_lines.assign(v.head.fields.text);
     r.body.assign(v.head.body);
     r.stream = v.stream;
     r.file = v.file;
@@ -20,7 +20,7 @@ ReplyView Reply::view() const {
     ReplyView v;
     v.head.status = status;
     v.head.content_type = content_type;
-    v.head.fields = fields;
+    v.head.fields = {field_lines};
     if (stream) {
         v.head.body_kind = http::ResponseHead::Body::Streamed;
         v.stream = stream;

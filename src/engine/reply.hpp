@@ -58,7 +58,7 @@ struct ReplyView {
 struct Reply {
     int status = 200;
     std::string content_type;
-    std::vector<std::pair<std::string, std::string>> fields;
+    std::string field_lines;  // "Name: value\r\n" each (http::FieldLines)
     std::string body;
     std::shared_ptr<StreamProducer> stream;
     FileBody file;

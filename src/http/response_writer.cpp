@@ -139,14 +139,10 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
         g.put(type);
         g.put("\r\n");
     }
+    g.put(res.fields.text);  // already the lines a head carries
     bool announced = false;  // a Trailer field the handler set itself
-    for (auto& [name, value] : res.fields) {
-        g.put(name);
-        g.put(": ");
-        g.put(value);
-        g.put("\r\n");
-        if (res.trailers && iequals(name, "Trailer")) announced = true;
-    }
+    if (res.trailers)
+        for (Header field : res.fields) announced = announced || iequals(field.name, "Trailer");
     using Body = ResponseHead::Body;
     const bool chunked = chunked_body(res, framing);
     if (chunked) {

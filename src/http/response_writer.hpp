@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "http/field_lines.hpp"
+
 namespace rivet::http {
 
 // What the writer needs of a response. Views: valid for the call only.
@@ -25,7 +27,7 @@ struct ResponseHead {
     };
     int status = 200;
     std::string_view content_type;                                // omitted when empty
-    std::span<const std::pair<std::string, std::string>> fields;  // validated by the caller
+    FieldLines fields;  // validated by the caller
     Body body_kind = Body::Bytes;
     std::string_view body;        // Bytes
     uint64_t content_length = 0;  // Sized

@@ -28,7 +28,7 @@ struct AsyncReply::State : app::AsyncCall {
                 Response before = std::move(*s->response);
                 s->response.emplace(std::move(*r));
                 for (size_t i = 0; i < s->kept_fields && i < before.headers().size(); ++i)
-                    s->response->header(before.headers()[i].first, before.headers()[i].second);
+                    s->response->header(before.headers()[i].name, before.headers()[i].value);
                 s->kept_fields = 0;
             }
             s->answers->answer(*s, nullptr);

@@ -65,7 +65,8 @@ Eligibility eligibility(const Response& res, const CompressionOptions& o,
     if (status == 206) return Eligibility::Partial;
     // One pass over the fields, by the length of the name first (a static file's answer has
     // five, three of them 13 bytes long).
-    for (auto& [name, value] : res.headers()) {
+    for (HeaderField field : res.headers()) {
+        const std::string_view name = field.name, value = field.value;
         switch (name.size()) {
             case 13:
                 if (http::iequals(name, "Content-Range")) return Eligibility::Partial;
@@ -88,8 +89,9 @@ Eligibility eligibility(const Response& res, const CompressionOptions& o,
 // Adds Accept-Encoding to Vary, unless some Vary field already lists it or "*".
 void vary_on_accept_encoding(Response& res) {
     std::string merged;
-    for (auto& [name, value] : res.headers()) {
-        if (!http::iequals(name, "Vary")) continue;
+    for (HeaderField field : res.headers()) {
+        const std::string_view value = field.value;
+        if (!http::iequals(field.name, "Vary")) continue;
         if (lists_token(value, "Accept-Encoding") || lists_token(value, "*")) return;
         if (http::byte_scan::trim_ows(value).empty()) continue;
         if (!merged.empty()) merged += ", ";

@@ -133,20 +133,15 @@ Response& Response::header(std::string_view name, std::string_view value) {
 }
 
 void Response::append_field(std::string_view name, std::string_view value) {
-    // One allocation for the usual few fields: a static file answer sets five (Accept-Ranges,
-    // ETag, Last-Modified, Cache-Control, Vary), and room for four moved them all once.
-    if (headers_.empty()) headers_.reserve(8);
-    headers_.emplace_back(name, value);
+    headers_.append(name, value);
 }
 
 std::string_view Response::header(std::string_view name) const {
-    for (auto& [n, v] : headers_)
-        if (http::iequals(n, name)) return v;
-    return {};
+    return headers_.find(name);
 }
 
 Response& Response::remove_header(std::string_view name) {
-    std::erase_if(headers_, [name](const auto& field) { return http::iequals(field.first, name); });
+    headers_.remove(name);
     return *this;
 }
 

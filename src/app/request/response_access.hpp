@@ -52,6 +52,9 @@ struct ResponseAccess {
         return res.own_type_.empty() && !res.static_type_.empty();
     }
 
+    // The fields as the lines an HTTP/1 head carries ("Name: value\r\n" each).
+    static std::string_view field_lines(const Response& res) { return res.headers_.lines(); }
+
     static void leave_body_work(Response& res, std::function<void(Response&)> run) {
         res.body_work_ = std::make_shared<const BodyWork>(BodyWork{std::move(run)});
     }

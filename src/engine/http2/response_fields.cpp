@@ -36,17 +36,8 @@ void ResponseFields::add(std::string_view name, std::string_view value) {
     fields_.push_back({keep(name, true), keep(value, false)});
 }
 
-void ResponseFields::add_lines(std::string_view lines) {
-    while (!lines.empty()) {
-        const size_t end = lines.find("\r\n");
-        std::string_view line = lines.substr(0, end);
-        lines = end == std::string_view::npos ? std::string_view{} : lines.substr(end + 2);
-        const size_t colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
-        std::string_view value = line.substr(colon + 1);
-        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        add(line.substr(0, colon), value);
-    }
+void ResponseFields::add_lines(http::FieldLines lines) {
+    for (http::Header field : lines) add(field.name, field.value);
 }
 
 void ResponseFields::add_length(uint64_t length) {

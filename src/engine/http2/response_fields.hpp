@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "http/field_lines.hpp"
+
 namespace rivet::engine {
 
 class ResponseFields {
@@ -19,8 +21,8 @@ public:
     void start(int status, std::string_view date_block);
     void clear();  // no fields: a trailer list follows
     void add(std::string_view name, std::string_view value);
-    // "Name: value\r\n" lines (Answer::extra_fields).
-    void add_lines(std::string_view lines);
+    // "Name: value\r\n" lines (Answer::extra_fields, a response's fields).
+    void add_lines(http::FieldLines lines);
     void add_length(uint64_t length);
     // The list, valid until the next start().
     const nghttp2_nv* list();

@@ -90,8 +90,8 @@ void Http2Stream::submit(const ReplyView& reply, std::string* movable_body) {
     ResponseFields& f = session_->response_fields();
     f.start(h.status, session_->owner().date_block());
     if (!h.content_type.empty()) f.add("content-type", h.content_type);
-    for (const auto& [name, value] : h.fields)
-        if (!http::iequals(name, "content-length")) f.add(name, value);
+    for (http::Header field : h.fields)
+        if (!http::iequals(field.name, "content-length")) f.add(field.name, field.value);
     body_kind_ = Body::None;
     switch (h.body_kind) {
         case Kind::Bytes:
@@ -132,7 +132,7 @@ void Http2Stream::submit_simple(int status, std::string_view body, std::string_v
     if (output_ == Output::Sending || output_ == Output::Sent) return;
     ResponseFields& f = session_->response_fields();
     f.start(status, session_->owner().date_block());
-    f.add_lines(extra_fields);
+    f.add_lines({extra_fields});
     body_kind_ = Body::None;
     if (http::status_has_body(status)) {
         f.add("content-type", "text/plain; charset=utf-8");

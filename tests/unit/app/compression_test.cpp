@@ -308,7 +308,7 @@ TEST(Compression, VaryIsMergedIntoOneField) {
     run(res, "gzip");
     EXPECT_EQ(res.header("Vary"), "Origin, Cookie, Accept-Encoding");
     int varies = 0;
-    for (auto& [name, value] : res.headers()) varies += name == "Vary";
+    for (auto [name, value] : res.headers()) varies += name == "Vary";
     EXPECT_EQ(varies, 1);
 
     Response listed = json_response(4096);
@@ -405,7 +405,7 @@ TEST(Compression, WorkOnABodyALaterAfterChangedIsSkipped) {
     work->run(res);
     EXPECT_EQ(res.body(), before);
     size_t encodings = 0;
-    for (auto& [name, value] : res.headers()) encodings += name == "Content-Encoding";
+    for (auto [name, value] : res.headers()) encodings += name == "Content-Encoding";
     EXPECT_EQ(encodings, 1u);
 }
 

@@ -15,8 +15,8 @@ using rivet::SameSite;
 
 std::vector<std::string> set_cookies(const Response& res) {
     std::vector<std::string> out;
-    for (auto& [name, value] : res.headers())
-        if (name == "Set-Cookie") out.push_back(value);
+    for (rivet::HeaderField f : res.headers())
+        if (f.name == "Set-Cookie") out.emplace_back(f.value);
     return out;
 }
 

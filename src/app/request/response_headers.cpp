@@ -1,0 +1,112 @@
+#include <rivet/response_headers.hpp>
+
+#include <cstring>
+#include <utility>
+
+#include "http/request_parser.hpp"
+
+namespace rivet {
+
+ResponseHeaders::ResponseHeaders(const ResponseHeaders& other)
+    : bytes_(other.bytes_),
+      count_(other.count_),
+      heap_text_(other.heap_text_),
+      more_lines_(other.more_lines_) {
+    copy_inline(other);
+}
+
+ResponseHeaders::ResponseHeaders(ResponseHeaders&& other) noexcept
+    : bytes_(other.bytes_),
+      count_(other.count_),
+      heap_text_(std::move(other.heap_text_)),
+      more_lines_(std::move(other.more_lines_)) {
+    copy_inline(other);
+    other.heap_text_.clear();
+    other.more_lines_.clear();
+    other.bytes_ = other.count_ = 0;
+}
+
+ResponseHeaders& ResponseHeaders::operator=(const ResponseHeaders& other) {
+    if (this != &other) *this = ResponseHeaders(other);
+    return *this;
+}
+
+ResponseHeaders& ResponseHeaders::operator=(ResponseHeaders&& other) noexcept {
+    if (this == &other) return *this;
+    bytes_ = other.bytes_;
+    count_ = other.count_;
+    heap_text_ = std::move(other.heap_text_);
+    more_lines_ = std::move(other.more_lines_);
+    copy_inline(other);
+    other.heap_text_.clear();
+    other.more_lines_.clear();
+    other.bytes_ = other.count_ = 0;
+    return *this;
+}
+
+void ResponseHeaders::copy_inline(const ResponseHeaders& other) {
+    // Called with bytes_ and count_ already other's; the text is inline only while
+    // heap_text_ is empty (and then other's was too).
+    if (heap_text_.empty() && bytes_ > 0)
+        std::memcpy(inline_text_.data(), other.inline_text_.data(), bytes_);
+    const size_t lines = count_ < kInlineLines ? count_ : kInlineLines;
+    if (lines > 0)
+        std::memcpy(inline_lines_.data(), other.inline_lines_.data(), lines * sizeof(Line));
+}
+
+HeaderField ResponseHeaders::operator[](size_t i) const {
+    const Line& l = line(i);
+    const char* t = text() + l.at;
+    return {{t, l.name_size}, {t + l.name_size + 2, l.value_size}};
+}
+
+std::string_view ResponseHeaders::find(std::string_view name) const {
+    for (size_t i = 0; i < count_; ++i) {
+        const Line& l = line(i);
+        if (http::iequals({text() + l.at, l.name_size}, name))
+            return {text() + l.at + l.name_size + 2, l.value_size};
+    }
+    return {};
+}
+
+bool ResponseHeaders::contains(std::string_view name) const {
+    for (size_t i = 0; i < count_; ++i)
+        if (http::iequals({text() + line(i).at, line(i).name_size}, name)) return true;
+    return false;
+}
+
+void ResponseHeaders::append(std::string_view name, std::string_view value) {
+    const size_t size = name.size() + value.size() + 4;
+    char* to;
+    if (heap_text_.empty() && bytes_ + size <= kInlineBytes) {
+        to = inline_text_.data() + bytes_;
+    } else {
+        if (heap_text_.empty()) {  // the first line that does not fit: all of it moves out
+            heap_text_.reserve(2 * (bytes_ + size));
+            heap_text_.assign(inline_text_.data(), bytes_);
+        }
+        heap_text_.resize(bytes_ + size);
+        to = heap_text_.data() + bytes_;
+    }
+    std::memcpy(to, name.data(), name.size());
+    std::memcpy(to + name.size(), ": ", 2);
+    if (!value.empty()) std::memcpy(to + name.size() + 2, value.data(), value.size());
+    std::memcpy(to + name.size() + 2 + value.size(), "\r\n", 2);
+    const Line l{bytes_, uint32_t(name.size()), uint32_t(value.size())};
+    if (count_ < kInlineLines)
+        inline_lines_[count_] = l;
+    else
+        more_lines_.push_back(l);
+    ++count_;
+    bytes_ += uint32_t(size);
+}
+
+void ResponseHeaders::remove(std::string_view name) {
+    if (!contains(name)) return;
+    ResponseHeaders kept;
+    for (HeaderField f : *this)
+        if (!http::iequals(f.name, name)) kept.append(f.name, f.value);
+    *this = std::move(kept);
+}
+
+}  // namespace rivet
