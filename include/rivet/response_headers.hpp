@@ -37,7 +37,11 @@ public:
 
     size_t size() const { return count_; }
     bool empty() const { return count_ == 0; }
-    HeaderField operator[](size_t i) const;  // i < size()
+    HeaderField operator[](size_t i) const {  // i < size()
+        const Line& l = line(i);
+        const char* t = text() + l.at;
+        return {{t, l.name_size}, {t + l.name_size + 2, l.value_size}};
+    }
     iterator begin() const { return {this, 0}; }
     iterator end() const { return {this, count_}; }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "core/short_copy.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet::http {
@@ -46,31 +47,6 @@ void append_status_line(std::string& out, int status) {
 // Up to this size a Bytes body is gathered with the head; past it, appended by itself.
 constexpr size_t kShortBody = 128;
 
-// Copies n bytes (d and s do not overlap) with loads and stores of the widest size that fits,
-// the last one overlapping the one before: a head's pieces are mostly under 64 bytes, where a
-// call to memcpy costs more than the copy. Touches only [s, s + n) and [d, d + n).
-[[gnu::always_inline]] inline void copy_short(char* d, const char* s, size_t n) {
-    if (n > 64) {
-        std::memcpy(d, s, n);
-    } else if (n > 32) {
-        std::memcpy(d, s, 32);
-        std::memcpy(d + n - 32, s + n - 32, 32);
-    } else if (n >= 16) {
-        std::memcpy(d, s, 16);
-        std::memcpy(d + n - 16, s + n - 16, 16);
-    } else if (n >= 8) {
-        std::memcpy(d, s, 8);
-        std::memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        std::memcpy(d, s, 4);
-        std::memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n > 0) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-    }
-}
-
 // A response head is a dozen short pieces. Each std::string::append is an out-of-line call that
 // checks the capacity and then calls memcpy; gathered here and appended once, a piece costs a
 // short copy. Pieces that do not fit go to `out` in order, so any size is written correctly.
@@ -92,7 +68,7 @@ public:
             flush();
             if (s.size() > kRoom) return (void)out_.append(s);
         }
-        copy_short(at_, s.data(), s.size());
+        core::copy_short(at_, s.data(), s.size());
         at_ += s.size();
     }
     [[gnu::always_inline]] void put_uint(uint64_t v) {
@@ -139,7 +115,7 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
         g.put(type);
         g.put("\r\n");
     }
-    g.put(res.fields.text);  // already the lines a head carries
+    if (!res.fields.empty()) g.put(res.fields.text);  // already the lines a head carries
     bool announced = false;  // a Trailer field the handler set itself
     if (res.trailers)
         for (Header field : res.fields) announced = announced || iequals(field.name, "Trailer");

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/short_copy.hpp"
 #include "http/request_parser.hpp"
 
 namespace rivet {
@@ -54,12 +55,6 @@ void ResponseHeaders::copy_inline(const ResponseHeaders& other) {
         std::memcpy(inline_lines_.data(), other.inline_lines_.data(), lines * sizeof(Line));
 }
 
-HeaderField ResponseHeaders::operator[](size_t i) const {
-    const Line& l = line(i);
-    const char* t = text() + l.at;
-    return {{t, l.name_size}, {t + l.name_size + 2, l.value_size}};
-}
-
 std::string_view ResponseHeaders::find(std::string_view name) const {
     for (size_t i = 0; i < count_; ++i) {
         const Line& l = line(i);
@@ -88,9 +83,9 @@ void ResponseHeaders::append(std::string_view name, std::string_view value) {
         heap_text_.resize(bytes_ + size);
         to = heap_text_.data() + bytes_;
     }
-    std::memcpy(to, name.data(), name.size());
+    core::copy_short(to, name.data(), name.size());
     std::memcpy(to + name.size(), ": ", 2);
-    if (!value.empty()) std::memcpy(to + name.size() + 2, value.data(), value.size());
+    core::copy_short(to + name.size() + 2, value.data(), value.size());  // none for n == 0
     std::memcpy(to + name.size() + 2 + value.size(), "\r\n", 2);
     const Line l{bytes_, uint32_t(name.size()), uint32_t(value.size())};
     if (count_ < kInlineLines)
