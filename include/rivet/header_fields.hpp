@@ -11,9 +11,11 @@
 
 namespace rivet {
 
+// One field, as views. A request's (HeaderFields): the name as sent, the value without leading
+// and trailing whitespace. A response's (ResponseHeaders): both as Response::header() set them.
 struct HeaderField {
-    std::string_view name;   // as sent (case preserved)
-    std::string_view value;  // without leading and trailing whitespace
+    std::string_view name;
+    std::string_view value;
 };
 
 namespace detail {

@@ -123,7 +123,8 @@ public:
     // after this response; "Content-Type" replaces the type.
     Response& header(std::string_view name, std::string_view value);
     const ResponseHeaders& headers() const { return headers_; }
-    std::string_view header(std::string_view name) const;  // first match, "" if none
+    // The first match, "" if none; a view into this response (rivet/response_headers.hpp).
+    std::string_view header(std::string_view name) const;
     // Removes every field named `name` (case-insensitive) that header() added; for middleware
     // that rewrites a field (set it again with header()).
     Response& remove_header(std::string_view name);

@@ -6,6 +6,11 @@
 // the lines an HTTP/1 head sends ("Name: value\r\n"): in a buffer inside the object for the
 // usual few (a static file's five, a JSON answer's CORS fields), on the heap past it. So a
 // response's fields cost no allocation, and HTTP/1 writes them with one copy.
+//
+// The views it gives (find(), [], the iteration, Response::header(name)) point into the
+// Response itself: they are good until its fields change or it is moved, copied over or
+// destroyed. Keep a std::string of a value that must outlive that. A view passed straight back
+// to header() is fine: header("X-Copy", res.header("ETag")).
 #pragma once
 
 #include <array>
@@ -49,6 +54,10 @@ public:
     std::string_view find(std::string_view name) const;
     bool contains(std::string_view name) const;
 
+    // The most the fields' lines ("Name: value\r\n" each) may take together, 16 MiB:
+    // Response::header() throws std::length_error past it and keeps what it had.
+    static size_t max_bytes() { return kMaxBytes; }
+
     // The same fields, in the same order, byte for byte.
     bool operator==(const ResponseHeaders& other) const { return lines() == other.lines(); }
 
@@ -66,6 +75,9 @@ private:
     // Room for what most responses carry; a static file's five fields take 135 bytes.
     static constexpr size_t kInlineBytes = 192;
     static constexpr size_t kInlineLines = 8;
+    // The most all the fields together may take: far past any head a client reads (browsers
+    // and proxies refuse heads of a few hundred KiB), and within the 32-bit offsets.
+    static constexpr size_t kMaxBytes = size_t(16) << 20;
 
     // Checked by the caller (Response): `name` a token, `value` without CR, LF or NUL.
     void append(std::string_view name, std::string_view value);

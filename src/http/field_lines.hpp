@@ -37,22 +37,26 @@ struct FieldLines {
         }
 
     private:
-        // Splits off the next line into current_; done_ once none is left.
+        // Splits off the next line into current_; done_ once none is left. A line without a
+        // colon is no field (none of rivet's writers makes one) and is skipped.
         void read() {
-            if (rest_.empty()) {
-                done_ = true;
+            for (;;) {
+                if (rest_.empty()) {
+                    done_ = true;
+                    return;
+                }
+                const size_t end = rest_.find("\r\n");
+                const std::string_view line = rest_.substr(0, end);
+                rest_ = end == std::string_view::npos ? rest_.substr(rest_.size())
+                                                      : rest_.substr(end + 2);
+                const size_t colon = line.find(':');
+                if (colon == std::string_view::npos) continue;
+                std::string_view value = line.substr(colon + 1);
+                while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+                    value.remove_prefix(1);
+                current_ = {line.substr(0, colon), value};
                 return;
             }
-            const size_t end = rest_.find("\r\n");
-            std::string_view line = rest_.substr(0, end);
-            rest_ =
-                end == std::string_view::npos ? rest_.substr(rest_.size()) : rest_.substr(end + 2);
-            const size_t colon = line.find(':');
-            std::string_view value =
-                colon == std::string_view::npos ? std::string_view{} : line.substr(colon + 1);
-            while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-                value.remove_prefix(1);
-            current_ = {line.substr(0, colon), value};
         }
 
         std::string_view rest_;

@@ -1,6 +1,7 @@
 #include <rivet/response_headers.hpp>
 
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 #include "core/short_copy.hpp"
@@ -70,30 +71,47 @@ bool ResponseHeaders::contains(std::string_view name) const {
     return false;
 }
 
-void ResponseHeaders::append(std::string_view name, std::string_view value) {
-    const size_t size = name.size() + value.size() + 4;
-    char* to;
-    if (heap_text_.empty() && bytes_ + size <= kInlineBytes) {
-        to = inline_text_.data() + bytes_;
-    } else {
-        if (heap_text_.empty()) {  // the first line that does not fit: all of it moves out
-            heap_text_.reserve(2 * (bytes_ + size));
-            heap_text_.assign(inline_text_.data(), bytes_);
-        }
-        heap_text_.resize(bytes_ + size);
-        to = heap_text_.data() + bytes_;
-    }
+namespace {
+
+// name ": " value "\r\n" at `to`.
+[[gnu::always_inline]] inline void write_line(char* to, std::string_view name,
+                                              std::string_view value) {
     core::copy_short(to, name.data(), name.size());
     std::memcpy(to + name.size(), ": ", 2);
     core::copy_short(to + name.size() + 2, value.data(), value.size());  // none for n == 0
     std::memcpy(to + name.size() + 2 + value.size(), "\r\n", 2);
+}
+
+}  // namespace
+
+void ResponseHeaders::append(std::string_view name, std::string_view value) {
+    const size_t size = name.size() + value.size() + 4;
+    if (size > kMaxBytes - bytes_) throw std::length_error("response fields over 16 MiB");
+    const size_t needed = bytes_ + size;
+    // `name` or `value` may be a view of these very fields (header("X", header("ETag"))): the
+    // bytes they point to must stay where they are until the line is written. Inline text and
+    // heap text with room to spare never move; a buffer that must grow is a new one, and the
+    // old one (or the inline room) is let go only after the copy.
+    if (heap_text_.empty() && needed <= kInlineBytes) {
+        write_line(inline_text_.data() + bytes_, name, value);
+    } else if (!heap_text_.empty() && needed <= heap_text_.capacity()) {
+        heap_text_.resize(needed);
+        write_line(heap_text_.data() + bytes_, name, value);
+    } else {
+        std::string grown;
+        grown.reserve(2 * needed);
+        grown.assign(text(), bytes_);
+        grown.resize(needed);
+        write_line(grown.data() + bytes_, name, value);
+        heap_text_.swap(grown);
+    }
     const Line l{bytes_, uint32_t(name.size()), uint32_t(value.size())};
     if (count_ < kInlineLines)
         inline_lines_[count_] = l;
     else
         more_lines_.push_back(l);
     ++count_;
-    bytes_ += uint32_t(size);
+    bytes_ = uint32_t(needed);
 }
 
 void ResponseHeaders::remove(std::string_view name) {

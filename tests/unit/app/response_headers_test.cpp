@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,36 @@ TEST(ResponseHeaders, AppendingPastTheRoomKeepsTheOrder) {
         res.header(want.back().first, want.back().second);
         expect_fields(res, want);
     }
+}
+
+// A name or value that is a view of the same response's fields, as the fields move from the
+// room to the heap and the heap grows: copied whole before the old bytes are let go (ASan sees
+// a read of freed memory otherwise).
+TEST(ResponseHeaders, AFieldCopiedFromTheSameResponse) {
+    Response res;
+    const std::string big(150, 'b');
+    res.header("X-Big", big);
+    Fields want = {{"X-Big", big}};
+    for (int i = 0; i < 60; ++i) {
+        res.header("X-Copy", res.header("X-Big"));
+        want.emplace_back("X-Copy", big);
+        res.header(res.headers()[0].name, res.headers()[size_t(i)].value);
+        want.emplace_back("X-Big", want[size_t(i)].second);
+    }
+    expect_fields(res, want);
+}
+
+TEST(ResponseHeaders, OverTheLimitThrowsAndKeepsWhatItHad) {
+    Response res;
+    res.header("X-Kept", "yes");
+    const size_t max = rivet::ResponseHeaders::max_bytes();
+    // "X: " + value + "\r\n" is the value's size plus 5.
+    EXPECT_THROW(res.header("X", std::string(max - 5 - 13 + 1, 'v')), std::length_error);
+    expect_fields(res, {{"X-Kept", "yes"}});
+    res.header("X", std::string(max - 5 - 13, 'v'));  // "X-Kept: yes\r\n" is 13: exactly full
+    EXPECT_EQ(res.headers().size(), 2u);
+    EXPECT_THROW(res.header("Y", ""), std::length_error);
+    EXPECT_EQ(res.headers().size(), 2u);
 }
 
 TEST(ResponseHeaders, RemoveTakesEveryFieldOfTheNameAndKeepsTheRest) {

@@ -30,8 +30,12 @@ TEST(FieldLines, ReadsEachLineInOrder) {
     EXPECT_EQ(
         read("X-Empty: \r\nX-Tight:v\r\nX-Tab:\tt\r\nLocation: http://a:1/\r\n"),
         (Fields{{"X-Empty", ""}, {"X-Tight", "v"}, {"X-Tab", "t"}, {"Location", "http://a:1/"}}));
-    // A last line without its CRLF (not written by rivet) still reads as a field.
+    // Not written by rivet: a last line without its CRLF still reads as a field; a line
+    // without a colon is no field, wherever it is.
     EXPECT_EQ(read("A: 1\r\nB: 2"), (Fields{{"A", "1"}, {"B", "2"}}));
+    EXPECT_EQ(read("junk\r\nA: 1\r\n\r\nmore junk\r\nB: 2\r\njunk"),
+              (Fields{{"A", "1"}, {"B", "2"}}));
+    EXPECT_EQ(read("junk"), Fields{});
 }
 
 TEST(FieldLines, ManyLinesOfEveryLength) {
