@@ -116,7 +116,7 @@ void write_response(std::string& out, const ResponseHead& res, const Framing& fr
         g.put("\r\n");
     }
     if (!res.fields.empty()) g.put(res.fields.text);  // already the lines a head carries
-    bool announced = false;  // a Trailer field the handler set itself
+    bool announced = false;                           // a Trailer field the handler set itself
     if (res.trailers)
         for (Header field : res.fields) announced = announced || iequals(field.name, "Trailer");
     using Body = ResponseHead::Body;

@@ -26,8 +26,8 @@ struct ResponseHead {
         Streamed,  // an unknown length: chunked on HTTP/1.1, until the close on HTTP/1.0
     };
     int status = 200;
-    std::string_view content_type;                                // omitted when empty
-    FieldLines fields;  // validated by the caller
+    std::string_view content_type;  // omitted when empty
+    FieldLines fields;              // validated by the caller
     Body body_kind = Body::Bytes;
     std::string_view body;        // Bytes
     uint64_t content_length = 0;  // Sized
