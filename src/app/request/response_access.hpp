@@ -46,6 +46,16 @@ struct ResponseAccess {
         res.append_field(name, value);
     }
 
+    // Response::body(shared, type) for a type that is already a literal (interned when the
+    // static file entered its cache): without the check and the interning lookup that body()
+    // runs on a handler's type on every response.
+    static void share_body(Response& res, std::shared_ptr<const std::string> body,
+                           std::string_view literal_type) {
+        res.body_.clear();
+        res.shared_body_ = std::move(body);
+        res.set_static_type(literal_type);
+    }
+
     // Whether the Content-Type is a view of a literal (text(), json(), an interned type): it
     // lives as long as the process, so its address names it (app::CompressibleTypes).
     static bool type_is_literal(const Response& res) {

@@ -73,18 +73,23 @@ FileCache::~FileCache() {
     budget_.give_back(open_files_);
 }
 
-std::shared_ptr<const FileEntry> FileCache::find(std::string_view key, uint64_t now_ms) {
+std::shared_ptr<const FileEntry> FileCache::find(std::string_view key, uint64_t now_ms,
+                                                 uint64_t* trusted_until_ms) {
+    uint64_t ignored = 0;
+    uint64_t& until = trusted_until_ms ? *trusted_until_ms : ignored;
     auto hit = index_.find(key);
     if (hit != index_.end()) {
         auto it = hit->second;
         if (it != lru_.begin()) lru_.splice(lru_.begin(), lru_, it);
         if (now_ms - it->checked_ms < limits_.ttl_ms) {
             bump(counters_.hits);
+            until = it->checked_ms + limits_.ttl_ms;
             return it->entry;
         }
         if (unchanged(key, *it->entry)) {
             it->checked_ms = now_ms;
             bump(counters_.revalidated);
+            until = now_ms + limits_.ttl_ms;
             return it->entry;
         }
         bump(counters_.changed);
@@ -93,9 +98,11 @@ std::shared_ptr<const FileEntry> FileCache::find(std::string_view key, uint64_t 
         bump(counters_.misses);
     }
     std::shared_ptr<const FileEntry> entry = load(key);
+    until = now_ms;
     // A shortage of descriptors says nothing about the file: answered (503), never kept.
     if (entry->kind == FileEntry::Kind::Error && entry->status == 503) return entry;
     insert(key, entry, now_ms);
+    until = now_ms + limits_.ttl_ms;
     return entry;
 }
 
@@ -166,6 +173,10 @@ std::shared_ptr<FileEntry> FileCache::load(std::string_view key) {
     http::format_http_date(e->mtime_s, date);
     e->last_modified.assign(date, sizeof date);
     e->content_type = types_.lookup(key);
+    if (std::string_view literal = interned_content_type(e->content_type); !literal.empty()) {
+        e->content_type = literal;  // so that each response takes it as it is
+        e->type_is_literal = true;
+    }
 
     bool small =
         e->size < limits_.memory_below && e->size <= limits_.max_file && e->size <= limits_.bytes;

@@ -48,6 +48,11 @@ struct FileEntry {
     std::string last_modified;             // IMF-fixdate
     int64_t mtime_s = 0;
     std::string_view content_type;  // from the name's extension (lives in the MimeTypes)
+    bool type_is_literal = false;   // content_type is interned (files::interned_content_type)
+    // Until when this file is known to have no precompressed variant (".br", ".gz"): as long as
+    // the cache trusts the missing variants' entries. Until then a request skips their lookups.
+    // A memo on a shared entry, so mutable; only the owning cache's loop reads and writes it.
+    mutable uint64_t no_variants_until_ms = 0;
 };
 
 // How many descriptors the file caches of the process may hold open, together.
@@ -101,8 +106,10 @@ public:
     FileCache& operator=(const FileCache&) = delete;
 
     // The entry for `key` (from normalize_path), looked up on disk when missing or stale.
-    // `now_ms` is a monotonic clock. Never null.
-    std::shared_ptr<const FileEntry> find(std::string_view key, uint64_t now_ms);
+    // `now_ms` is a monotonic clock. Never null. `trusted_until_ms`, if given, receives the
+    // time from which the entry will be checked again (now_ms for one not kept).
+    std::shared_ptr<const FileEntry> find(std::string_view key, uint64_t now_ms,
+                                          uint64_t* trusted_until_ms = nullptr);
 
     // Closes the open files of entries not checked within the TTL (the next request reopens
     // them). On the cache's loop, about once a second.

@@ -197,7 +197,9 @@ void respond_with_file(const Representation& rep, const FileRequest& req, unsign
         res.status(206);
         res.header("Content-Range", content_range(r.first, r.last, e.size));
     }
-    if (e.in_memory && length == e.size)  // shares the cached bytes: no copy per response
+    if (e.in_memory && length == e.size && rep.type_is_literal)  // shares the cached bytes
+        detail::ResponseAccess::share_body(res, {rep.entry, &e.bytes}, rep.content_type);
+    else if (e.in_memory && length == e.size)
         res.body(std::shared_ptr<const std::string>(rep.entry, &e.bytes), rep.content_type);
     else if (e.in_memory)
         res.body(std::string_view(e.bytes).substr(first, length), rep.content_type);

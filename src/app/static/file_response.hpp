@@ -27,6 +27,7 @@ struct Representation {
     // one held in memory without copying them.
     std::shared_ptr<const FileEntry> entry;
     std::string_view content_type;   // of the original file
+    bool type_is_literal = false;    // content_type is interned: no check per response
     std::string_view encoding;       // "br", "gzip" or "" (identity)
     bool vary = false;               // the choice depended on Accept-Encoding
     std::string_view cache_control;  // "" for none

@@ -6,6 +6,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 
@@ -156,8 +158,10 @@ void StaticFiles::Impl::serve_file(files::FileCache& cache,
                                    const std::shared_ptr<const files::FileEntry>& file,
                                    std::string_view key, const files::FileRequest& fields,
                                    Response& res) {
-    files::Representation rep{file, file->content_type, {}, false, cache_control};
-    if (options.precompressed) {
+    files::Representation rep{file,  file->content_type, file->type_is_literal, {},
+                              false, cache_control};
+    const uint64_t now = core::monotonic_ms();
+    if (options.precompressed && now >= file->no_variants_until_ms) {
         // Every variant beside the file is looked up (and cached, found or not), whatever this
         // client accepts: when one exists, the answer depends on Accept-Encoding and says so
         // (Vary), also when it is the identity file or a 304. The coding is chosen by the same
@@ -170,15 +174,18 @@ void StaticFiles::Impl::serve_file(files::FileCache& cache,
         std::shared_ptr<const files::FileEntry> found[kCount];  // keep the variants alive
         size_t n = 0;
         thread_local std::string variant_key;
-        const uint64_t now = core::monotonic_ms();
+        uint64_t none_until = UINT64_MAX;  // while every missing variant's entry is trusted
         for (auto [coding, suffix] : kVariants) {
             variant_key.assign(key);
             variant_key.append(suffix);
-            auto v = cache.find(variant_key, now);
+            uint64_t trusted_until = 0;
+            auto v = cache.find(variant_key, now, &trusted_until);
+            none_until = std::min(none_until, trusted_until);
             if (v->kind != files::FileEntry::Kind::File) continue;
             offered[n] = coding;
             found[n++] = std::move(v);
         }
+        if (n == 0) file->no_variants_until_ms = none_until;
         if (n > 0) {
             rep.vary = true;
             app::CodingChoice choice = app::choose_coding(fields.accept_encoding, {offered, n});

@@ -5,7 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "temp_dir.hpp"
 
@@ -66,6 +72,79 @@ TEST(NormalizePath, MapsOrRefusesEveryForm) {
             EXPECT_EQ(n.directory, c.directory) << c.raw;
         }
     }
+}
+
+// A reading of the rules above, one segment at a time: each is percent-decoded (a bad escape
+// or NUL is 400, an encoded slash 404), then "." and "" are dropped and ".." takes the segment
+// before it away (400 above the root). normalize_path takes a path with nothing to decode and
+// no dot or empty segment whole; this checks that both of its ways agree with the rules.
+NormalizedPath by_segments(std::string_view raw, std::string& key) {
+    std::vector<std::string> kept;
+    std::string last;
+    for (size_t start = 0;;) {
+        size_t end = raw.find('/', start);
+        if (end == std::string_view::npos) end = raw.size();
+        std::string seg;
+        for (size_t i = start; i < end; ++i) {
+            char c = raw[i];
+            if (c == '%') {
+                auto hex = [](char h) {
+                    const char* digits = "0123456789abcdef";
+                    const char* at = h == '\0' ? nullptr : std::strchr(digits, std::tolower(h));
+                    return at ? int(at - digits) : -1;
+                };
+                const int hi = i + 2 < raw.size() ? hex(raw[i + 1]) : -1;
+                const int lo = hi >= 0 ? hex(raw[i + 2]) : -1;
+                if (lo < 0) return {400, false};
+                c = char(hi * 16 + lo);
+                i += 2;
+                if (c == '/') return {404, false};
+            }
+            if (c == '\0') return {400, false};
+            seg.push_back(c);
+        }
+        if (seg == "..") {
+            if (kept.empty()) return {400, false};
+            kept.pop_back();
+        } else if (!seg.empty() && seg != ".") {
+            kept.push_back(seg);
+        }
+        last = seg;
+        if (end == raw.size()) break;
+        start = end + 1;
+    }
+    key.clear();
+    for (const auto& seg : kept) key += (key.empty() ? "" : "/") + seg;
+    return {0, raw.empty() || raw.back() == '/' || last == "." || last == ".."};
+}
+
+TEST(NormalizePath, AgreesWithTheRulesOnEveryShortPath) {
+    // Every path of up to six bytes from these: names, dots, slashes, escapes (of '.', '/',
+    // 0xef, 0xfe...), broken escapes, and NUL.
+    constexpr char kBytes[] = {'a', '.', '/', '%', '2', 'e', 'f', '\0'};
+    size_t checked = 0, taken = 0;
+    std::string raw;
+    std::function<void()> each = [&] {
+        std::string key = "stale", want;
+        const NormalizedPath n = normalize_path(raw, key);
+        const NormalizedPath r = by_segments(raw, want);
+        ASSERT_EQ(n.status, r.status) << ::testing::PrintToString(raw);
+        if (r.status == 0) {
+            ASSERT_EQ(key, want) << ::testing::PrintToString(raw);
+            ASSERT_EQ(n.directory, r.directory) << ::testing::PrintToString(raw);
+            ++taken;
+        }
+        ++checked;
+        if (raw.size() == 6) return;
+        for (char b : kBytes) {
+            raw.push_back(b);
+            each();
+            raw.pop_back();
+        }
+    };
+    each();
+    EXPECT_EQ(checked, (std::pow(8, 7) - 1) / 7);  // 1 + 8 + ... + 8^6
+    EXPECT_GT(taken, checked / 10);                // many are usable, not all refused
 }
 
 TEST(StatusForErrno, AsNginxAnswers) {
