@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "engine/io_thread.hpp"
+#include "net/socket_io.hpp"
 
 namespace rivet::engine {
 
@@ -39,7 +40,7 @@ size_t Transport::unread_in_socket() const {
 }
 
 ssize_t TcpTransport::read(char* buf, size_t room) {
-    const ssize_t n = ::read(fd_, buf, room);
+    const ssize_t n = net::read_socket(fd_, buf, room);
     drained_ = n >= 0 && size_t(n) < room;
     if (n > 0) LoopStats::bump(owner_.stats().bytes_in, uint64_t(n));
     return n;
@@ -47,7 +48,7 @@ ssize_t TcpTransport::read(char* buf, size_t room) {
 
 ssize_t TcpTransport::write(std::span<const std::string_view> pieces, bool more) {
     const int flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
-    if (pieces.size() == 1) return ::send(fd_, pieces[0].data(), pieces[0].size(), flags);
+    if (pieces.size() == 1) return net::send_socket(fd_, pieces[0].data(), pieces[0].size(), flags);
     iovec iov[16];
     msghdr msg{};
     size_t count = 0;
@@ -58,7 +59,7 @@ ssize_t TcpTransport::write(std::span<const std::string_view> pieces, bool more)
     }
     msg.msg_iov = iov;
     msg.msg_iovlen = count;
-    return ::sendmsg(fd_, &msg, flags);
+    return net::sendmsg_socket(fd_, &msg, flags);
 }
 
 ssize_t TcpTransport::send_file(int file, uint64_t offset, size_t len) {

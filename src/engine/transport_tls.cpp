@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "engine/io_thread.hpp"
+#include "net/socket_io.hpp"
 
 namespace rivet::engine {
 
@@ -46,7 +47,7 @@ ssize_t TlsTransport::read_cipher(std::string_view& in, size_t want) {
         return ssize_t(in.size());
     }
     char* cipher = owner_.tls_read_buffer();
-    const ssize_t n = ::read(fd_, cipher, want);
+    const ssize_t n = net::read_socket(fd_, cipher, want);
     drained_ = n >= 0 && size_t(n) < want;
     if (n > 0) in = {cipher, size_t(n)};
     return n;
@@ -154,7 +155,7 @@ void TlsTransport::send_output(std::string& out) {
     if (out.empty()) return;
     size_t sent = 0;
     if (backlog_.empty()) {
-        const ssize_t n = ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
+        const ssize_t n = net::send_socket(fd_, out.data(), out.size(), MSG_NOSIGNAL);
         sent = n > 0 ? size_t(n) : 0;
         if (sent < out.size()) write_progress_ms = owner_.loop().now_ms();
     }
@@ -164,7 +165,7 @@ void TlsTransport::send_output(std::string& out) {
 
 bool TlsTransport::flush_backlog() {
     if (backlog_.empty()) return true;
-    const ssize_t n = ::send(fd_, backlog_.data(), backlog_.size(), MSG_NOSIGNAL);
+    const ssize_t n = net::send_socket(fd_, backlog_.data(), backlog_.size(), MSG_NOSIGNAL);
     if (n < 0) return false;  // errno says whether it is for now (EAGAIN) or for good
     write_progress_ms = owner_.loop().now_ms();
     if (size_t(n) < backlog_.size()) {
@@ -193,7 +194,7 @@ ssize_t TlsTransport::write(std::span<const std::string_view> pieces, bool more)
             at += take;
             used += take;
             const int flags = MSG_NOSIGNAL | (more && used == total ? MSG_MORE : 0);
-            const ssize_t n = ::send(fd_, out.data(), out.size(), flags);
+            const ssize_t n = net::send_socket(fd_, out.data(), out.size(), flags);
             if (n < 0 && errno != EAGAIN && errno != EINTR) {
                 out.clear();
                 return -1;

@@ -1,6 +1,7 @@
 #include "net/loop.hpp"
 
 #include "core/clock.hpp"
+#include "net/socket_io.hpp"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -142,7 +143,7 @@ void Loop::run() {
     epoll_event events[kMaxEvents];
     while (running_) {
         int timeout = next_timeout_ms();
-        int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+        int n = wait_events(epfd_, events, kMaxEvents, timeout);
         if (n < 0 && errno != EINTR)
             throw std::system_error(errno, std::generic_category(), "epoll_wait");
         read_clocks();
