@@ -107,8 +107,8 @@ struct StaticFiles::Impl {
     }
 
     void serve(files::FileCache& cache, const Request& req, Response& res);
-    // `file` by value, moved in: each copy of a shared_ptr is an atomic add and its end an
-    // atomic subtract, about 20 cycles each, and a file's answer needs only the response's own.
+    // `file` by value, moved in: each copy of a shared_ptr and its end are a locked instruction
+    // each (an atomic add, an atomic subtract), and a file's answer needs only the response's.
     void serve_file(files::FileCache& cache, std::shared_ptr<const files::FileEntry> file,
                     std::string_view key, const files::FileRequest& fields, Response& res);
     void redirect_to_directory(const Request& req, std::string_view key, Response& res);
