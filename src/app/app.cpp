@@ -300,8 +300,10 @@ void App::stop() {
 void App::begin_lame_duck() {
     if (!impl_->server) throw std::logic_error("the app is not running");
     impl_->shutdown.trigger();
-    impl_->ops->begin_lame_duck();
+    // The loops first: a client that sees /healthz answer 503 then finds every new answer
+    // ending its connection.
     impl_->server->begin_lame_duck();
+    impl_->ops->begin_lame_duck();
 }
 
 void App::set_ready(bool ready) {

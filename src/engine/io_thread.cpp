@@ -216,12 +216,12 @@ void IoThread::begin_drain() {
 void IoThread::begin_lame_duck() {
     // Idle keep-alive connections stay open: closing one races the client's next request on it.
     // Each ends after its next answer instead, which the client is told.
-    loop_.post([this] { lame_duck_ = true; });
+    lame_duck_.store(true, std::memory_order_release);
 }
 
 void IoThread::begin_handover() {
+    lame_duck_.store(true, std::memory_order_release);
     loop_.post([this] {
-        lame_duck_ = true;
         // The queue is the sockets': what waits in it is the other process's to accept.
         close_listeners();
     });

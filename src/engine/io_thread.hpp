@@ -72,7 +72,7 @@ public:
     std::string_view date_block() { return dates_.block(loop_.wall_seconds()); }
     bool draining() const { return draining_; }
     // Lame duck or draining: answers say "Connection: close".
-    bool winding_down() const { return draining_ || lame_duck_; }
+    bool winding_down() const { return draining_ || lame_duck_.load(std::memory_order_acquire); }
     LoopStats& stats() { return stats_; }
     BodyBudget& budget() { return *budget_; }
     // A connection whose body waits for the budget (Phase::BodyWait): admitted in order as
@@ -172,7 +172,11 @@ private:
     uint64_t next_connection_id_ = 1;
     bool accepting_ = true;
     bool draining_ = false;
-    bool lame_duck_ = false;
+    // Set from any thread at once, not by a task posted to the loop: a posted task runs at the
+    // end of the loop's turn, after the turn's events, so a request arriving with the wake-up
+    // would be answered as before the lame duck (seen under load: a new connection's answer
+    // without "Connection: close" after /healthz had already said 503).
+    std::atomic<bool> lame_duck_{false};
     // A pause for want of descriptors, from its first failed accept until the backlog empties.
     struct DescriptorShortage {
         uint64_t since_ms = 0;  // 0: none now

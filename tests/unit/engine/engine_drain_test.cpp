@@ -163,6 +163,33 @@ TEST(EngineLameDuck, IdleConnectionStaysOpenAndItsNextAnswerSaysClose) {
     EXPECT_TRUE(fresh->wait_eof(1000ms));
 }
 
+// The lame duck holds from the moment begin_lame_duck() returns, on every loop: an answer the
+// loop writes after that says "Connection: close", even one of the same turn. Before, the loop
+// learned of it from a posted task, run at the end of its turn after that turn's events: a
+// request that arrived with the wake-up was answered as if nothing had begun (seen under load,
+// a new connection's answer without "close" after /healthz had said 503). Here the handler
+// itself begins the lame duck, and its own answer is written in that turn.
+TEST(EngineLameDuck, AnswersWrittenAfterItBeganSayCloseInTheSameTurn) {
+    IoThread* io = nullptr;
+    EngineHarness h({}, [&](Exchange& ex) {
+        if (ex.head().target == "/begin") io->begin_lame_duck();
+        ex.respond(rivet::app::view_of(rivet::Response(200).text(std::string(ex.head().target))));
+    });
+    io = &h.io();
+    auto c = h.connect();
+    c->send(get("/before"));
+    auto first = c->read_responses(1);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].field("Connection"), "");
+    c->clear();
+    c->send(get("/begin"));
+    auto got = c->read_responses(1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].body, "/begin");
+    EXPECT_EQ(got[0].field("Connection"), "close");  // before the fix: kept alive
+    EXPECT_TRUE(c->wait_eof(1000ms));
+}
+
 TEST(EngineLameDuck, DeferredAnswerOwedWhenItBeganSaysClose) {
     EngineHarness h({}, [&](Exchange& ex) { h.app().keep(ex.defer()); });
     auto c = h.connect();
