@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "../raw_client.hpp"
+#include "core/clock.hpp"
 #include "temp_dir.hpp"
 
 namespace rivet {
@@ -170,6 +173,47 @@ TEST_F(StaticFilesTest, AVariantAddedOrRemovedIsSeenAsTheCacheAllows) {
 
         std::filesystem::remove(fresh_ / "a.txt.gz");
     }
+}
+
+// Under a TTL above 0, a file whose variants were found missing does not look for them again
+// while the cache trusts those missing entries, and looks once it no longer does: a .gz put
+// beside the file is served, but not before the TTL has run from the first request. The times
+// are read around the requests (the entries were checked after `sent`, by a clock that may trail
+// it), so a slow machine only delays the checks; it cannot make one fail.
+TEST(StaticFilesTtl, AVariantIsServedOnceItsAbsenceIsNoLongerTrusted) {
+    using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC, which the cache's clock trails
+    constexpr auto kTtl = std::chrono::milliseconds(300);
+    files::testing::TempDir dir;
+    dir.write("a.txt", "plain text, plain text, plain text");
+    App app;
+    app.serve_static("/", dir.path(), {.cache_ttl = kTtl});
+    const uint16_t port = app.start(test::local_server());  // one loop: one cache
+    const std::string accept = "Accept-Encoding: gzip\r\n";
+    const auto sent = Clock::now();
+    std::string r = fetch(port, "GET", "/a.txt", accept);
+    EXPECT_EQ(r.find("Content-Encoding:"), std::string::npos) << r;
+
+    dir.write("a.txt.gz", "pretend gzip");
+    bool served = false;
+    for (const auto deadline = sent + std::chrono::seconds(60);
+         !served && Clock::now() < deadline;) {
+        r = fetch(port, "GET", "/a.txt", accept);
+        served = r.find("Content-Encoding: gzip\r\n") != std::string::npos;
+        if (served) {
+            // The cache's clock is the coarse one: its entry may date from up to its lag before
+            // `sent` (a jiffy, and the millisecond it cuts off).
+            const auto lag = std::chrono::milliseconds(core::monotonic_ms_lag_bound());
+            EXPECT_GE(Clock::now() - sent, kTtl - lag)
+                << "served while its absence was still trusted";
+            EXPECT_NE(r.find("Vary: Accept-Encoding\r\n"), std::string::npos) << r;
+            EXPECT_EQ(body_of(r), "pretend gzip");
+        } else {
+            EXPECT_EQ(body_of(r), "plain text, plain text, plain text");
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    EXPECT_TRUE(served) << "the .gz was never served: " << r;
+    app.stop();
 }
 
 TEST(StaticFilesApi, MountMustBeAPath) {
