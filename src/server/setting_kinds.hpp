@@ -195,6 +195,24 @@ Value networks(Ref ref) {
             true};
 }
 
+// The flags of a setting: `--name METAVAR`, taking the setting's own values.
+inline Flag flag(std::string name, std::string metavar, std::vector<std::string> aliases = {}) {
+    return {std::move(name), std::move(metavar), std::move(aliases)};
+}
+// A flag that takes values of its own, not the setting's (Flag::value).
+inline Flag own_value(Flag f, Value value, std::string help) {
+    f.value = std::move(value);
+    f.help = std::move(help);
+    return f;
+}
+// A flag without a value: it sets a switch to `sets`.
+inline Flag switch_flag(std::string name, bool sets, std::string help) {
+    Flag f{std::move(name), ""};
+    f.switch_value = sets;
+    f.help = std::move(help);
+    return f;
+}
+
 }  // namespace rivet::server::settings
 
 // A Value's reference into the Config, for reading and writing: REF(run.port).

@@ -77,7 +77,8 @@ struct Section {
 const std::vector<Section>& schema();
 
 // The sections defined beside what they configure.
-Section tls_section();  // server/tls_config.cpp
+Section tls_section();     // server/tls_config.cpp
+Section limits_section();  // server/limits_settings.cpp
 
 // A value shown to a person: strings bare, whole numbers without ".0", "" for an empty string.
 std::string shown_plainly(const json& value);

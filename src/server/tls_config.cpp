@@ -100,13 +100,6 @@ Value ticket_key_lifetime() {
     return v;
 }
 
-Flag switch_flag(const char* name, std::string help) {
-    Flag f{name, ""};
-    f.switch_value = true;
-    f.help = std::move(help);
-    return f;
-}
-
 Flag valued_flag(const char* name, const char* metavar, std::string expected) {
     Flag f{name, metavar};
     f.expected = std::move(expected);
@@ -143,7 +136,7 @@ settings::Section settings::tls_section() {
             {"allow_expired",
              boolean(REF(run.tls.allow_expired)),
              "serve a certificate past its expiry (else it is refused)",
-             {switch_flag("--tls-allow-expired", "")}},
+             {switch_flag("--tls-allow-expired", true, "")}},
             // Before session_tickets, so that false wins whatever the file's order.
             {"ticket_key_lifetime", ticket_key_lifetime(),
              "seconds between two session ticket key rotations"},
@@ -158,7 +151,7 @@ settings::Section settings::tls_section() {
             {"redirect_http",
              boolean(REF(run.tls.redirect_http)),
              "answer plain HTTP with 308 to https:// (not /healthz, /metrics)",
-             {switch_flag("--redirect-https", "")}},
+             {switch_flag("--redirect-https", true, "")}},
             {"hsts",
              integer<uint64_t>(0, kMaxHstsSeconds, REF(run.tls.hsts_max_age_s)),
              "Strict-Transport-Security max-age over HTTPS; 0 = none",
